@@ -1,0 +1,582 @@
+#include "replay/engine.h"
+
+#include <array>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "replay/event_queue.h"
+
+namespace ccreplay {
+namespace {
+
+constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+
+enum EventKind : uint32_t {
+  kStreamResume,   // a = stream slot
+  kCdmaKick,       // a = engine index: re-examine the queue heads
+  kCdmaEmit,       // a = engine index: the current op's next packet is read
+  kLocalDone,      // a = engine index: the current local copy is written
+  kArrive,         // a = packet, b = node: the packet's last byte arrived
+  kSwitchForward,  // a = packet, b = switch node: forwarding latency elapsed
+  kMsgLocal,       // a = op (MsgSend): delivered to the local counter
+};
+
+enum class PacketKind : uint8_t { kData, kMsg, kCts, kAck };
+
+struct Packet {
+  PacketKind kind = PacketKind::kData;
+  uint32_t src = 0;      // chip
+  uint32_t dst = 0;      // chip
+  uint32_t op = 0;       // the instruction it belongs to (global index)
+  uint32_t payload = 0;  // bytes
+};
+
+enum class WaitKind : uint8_t { kNone, kMsgWait, kFence, kDone };
+
+struct StreamState {
+  uint32_t chip = 0;
+  uint32_t stream = 0;  // index within the chip
+  uint32_t base = 0;    // global index of instruction 0
+  uint32_t size = 0;
+  uint32_t pc = 0;
+  uint32_t outstanding = 0;  // data-moving instructions not yet complete
+  WaitKind wait = WaitKind::kNone;
+};
+
+// Per issued queue-pair instruction (indexed by global instruction index).
+struct OpState {
+  uint32_t stream_slot = 0;
+  uint32_t engine = 0;
+  uint64_t emitted = 0;  // payload bytes read by the engine so far
+  uint64_t arrived = 0;  // payload bytes landed at the destination
+  uint32_t match = kNone;  // Send: its Receive; Receive: its Send
+  uint32_t send_index = 0;  // Send: position among Sends of its chip pair
+};
+
+struct Engine {
+  std::array<std::vector<uint32_t>, kVcBanksPerCdma> vc_queue;
+  std::array<size_t, kVcBanksPerCdma> vc_head{};
+  uint32_t chip = 0;
+  uint32_t current = kNone;  // op in its data phase
+  TimePs kick_at = TimePs::Max();
+  std::vector<TimePs> started;  // data-phase start times (bounded pipelines)
+};
+
+// Sends and clear-to-sends between one ordered pair of chips.
+struct PairState {
+  std::vector<uint32_t> sends;  // Send ops in issue order
+  std::vector<uint32_t> cts;    // Receive ops whose clear-to-send arrived
+};
+
+class Sim {
+ public:
+  Sim(const Program& p, const HwConfig& hw, const Topology& topo,
+      const ReplayOptions& opt)
+      : p_(p), hw_(hw), topo_(topo), opt_(opt) {}
+
+  absl::StatusOr<ReplayResult> Run();
+
+ private:
+  const Instr& InstrAt(uint32_t g) const { return *instr_ptr_[g]; }
+  uint32_t EngineIndex(uint32_t chip, uint32_t qp) const {
+    return chip * hw_.cdma_engines + CdmaOfQp(qp);
+  }
+  uint32_t& Counter(uint32_t chip, uint32_t qp) {
+    return counters_[static_cast<size_t>(chip) * hw_.num_qps() + qp];
+  }
+
+  void Resume(uint32_t slot, TimePs now);
+  void TryStart(uint32_t e, TimePs now);
+  void StartOp(uint32_t e, uint32_t g, TimePs now);
+  void EmitNext(uint32_t e, TimePs now);
+  void FinishDataPhase(uint32_t e, TimePs now);
+  void Inject(PacketKind kind, uint32_t src, uint32_t dst, uint32_t op,
+              uint32_t payload, TimePs now);
+  void SendOnLink(uint32_t packet, uint32_t link, TimePs now);
+  void Deliver(uint32_t packet, TimePs now);
+  void CompleteOp(uint32_t g, TimePs now);
+  void AddMessage(uint32_t chip, uint32_t qp, TimePs now);
+  uint32_t NewPacket(const Packet& pk);
+  PairState& Pair(uint32_t src, uint32_t dst) {
+    return pairs_[(static_cast<uint64_t>(src) << 32) | dst];
+  }
+  bool SendReady(uint32_t g);
+  std::string DescribeStuck();
+
+  const Program& p_;
+  const HwConfig& hw_;
+  const Topology& topo_;
+  const ReplayOptions& opt_;
+
+  EventQueue q_;
+  ReplayResult r_;
+  absl::Status error_;
+  std::vector<const Instr*> instr_ptr_;
+  std::vector<OpState> ops_;
+  std::vector<StreamState> streams_;
+  std::vector<Engine> engines_;
+  std::vector<Link> links_;
+  std::vector<uint32_t> counters_;
+  std::vector<std::vector<uint32_t>> waiters_;  // per counter: stream slots
+  std::vector<Packet> packets_;
+  std::vector<uint32_t> free_packets_;
+  absl::flat_hash_map<uint64_t, PairState> pairs_;
+};
+
+absl::StatusOr<ReplayResult> Sim::Run() {
+  const uint32_t n = p_.num_chips;
+  // Flatten instructions; one OpState and one timing record per instruction,
+  // allocated up front so the hot path never reallocates them.
+  size_t total = 0;
+  for (const ChipProgram& c : p_.chips) {
+    for (const StreamProgram& s : c.streams) total += s.instrs.size();
+  }
+  if (total >= kNone) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("trace has ", total, " instructions; at most ",
+                     kNone - 1, " are supported"));
+  }
+  instr_ptr_.reserve(total);
+  r_.instrs.resize(total);
+  ops_.resize(total);
+  for (uint32_t c = 0; c < n; ++c) {
+    const auto& streams = p_.chips[c].streams;
+    for (uint32_t s = 0; s < streams.size(); ++s) {
+      StreamState st;
+      st.chip = c;
+      st.stream = s;
+      st.base = static_cast<uint32_t>(instr_ptr_.size());
+      st.size = static_cast<uint32_t>(streams[s].instrs.size());
+      for (uint32_t i = 0; i < st.size; ++i) {
+        InstrTiming& t = r_.instrs[st.base + i];
+        t.chip = c;
+        t.stream = s;
+        t.instr = i;
+        t.kind = streams[s].instrs[i].kind;
+        instr_ptr_.push_back(&streams[s].instrs[i]);
+      }
+      streams_.push_back(st);
+    }
+  }
+  engines_.resize(static_cast<size_t>(n) * hw_.cdma_engines);
+  for (uint32_t e = 0; e < engines_.size(); ++e) {
+    engines_[e].chip = e / hw_.cdma_engines;
+  }
+  for (size_t l = 0; l < topo_.links().size(); ++l) {
+    links_.emplace_back(hw_.link_bytes_per_s, hw_.link_latency,
+                        hw_.link_propagation);
+  }
+  counters_.assign(static_cast<size_t>(n) * hw_.num_qps(), 0);
+  waiters_.resize(counters_.size());
+  r_.chip_finish.assign(n, TimePs::Zero());
+  r_.bytes_sent.assign(n, 0);
+  r_.bytes_received.assign(n, 0);
+  r_.bytes_local.assign(n, 0);
+
+  for (uint32_t slot = 0; slot < streams_.size(); ++slot) {
+    q_.Push(TimePs::Zero(), kStreamResume, slot);
+  }
+  TimePs now;
+  while (!q_.empty() && error_.ok()) {
+    const Event ev = q_.Pop();
+    now = TimePs(ev.time_ps);
+    if (opt_.max_events != 0 && r_.events >= opt_.max_events) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "replay stopped after ", r_.events, " events (--max-events) at ",
+          now.ps(), " ps"));
+    }
+    r_.events++;
+    switch (ev.kind) {
+      case kStreamResume:
+        Resume(ev.a, now);
+        break;
+      case kCdmaKick:
+        if (engines_[ev.a].kick_at == now) engines_[ev.a].kick_at = TimePs::Max();
+        TryStart(ev.a, now);
+        break;
+      case kCdmaEmit:
+        EmitNext(ev.a, now);
+        break;
+      case kLocalDone: {
+        const uint32_t g = engines_[ev.a].current;
+        const uint32_t chip = engines_[ev.a].chip;
+        r_.bytes_local[chip] += InstrAt(g).bytes;
+        ops_[g].emitted = ops_[g].arrived = InstrAt(g).bytes;
+        r_.instrs[g].landed = now;
+        FinishDataPhase(ev.a, now);
+        CompleteOp(g, now);
+        break;
+      }
+      case kArrive: {
+        const uint32_t node = ev.b;
+        const Packet pk = packets_[ev.a];
+        if (topo_.IsSwitch(node)) {
+          q_.Push(now + hw_.switch_forwarding, kSwitchForward, ev.a, node);
+        } else if (node != pk.dst) {
+          SendOnLink(ev.a, topo_.NextLink(node, pk.dst), now);
+        } else {
+          Deliver(ev.a, now);
+        }
+        break;
+      }
+      case kSwitchForward:
+        SendOnLink(ev.a, topo_.NextLink(ev.b, packets_[ev.a].dst), now);
+        break;
+      case kMsgLocal: {
+        const Instr& in = InstrAt(ev.a);
+        r_.instrs[ev.a].landed = r_.instrs[ev.a].complete = now;
+        AddMessage(r_.instrs[ev.a].chip, in.dst_qp, now);
+        break;
+      }
+    }
+  }
+  if (!error_.ok()) return error_;
+  r_.drained = now;
+
+  for (const StreamState& st : streams_) {
+    if (st.wait != WaitKind::kDone) {
+      return absl::FailedPreconditionError(DescribeStuck());
+    }
+  }
+  for (const Engine& e : engines_) {
+    for (uint32_t vc = 0; vc < kVcBanksPerCdma; ++vc) {
+      if (e.vc_head[vc] < e.vc_queue[vc].size()) {
+        return absl::FailedPreconditionError(DescribeStuck());
+      }
+    }
+  }
+  r_.makespan = TimePs::Zero();
+  for (TimePs t : r_.chip_finish) r_.makespan = Max(r_.makespan, t);
+  r_.links.reserve(links_.size());
+  for (const Link& l : links_) r_.links.push_back(l.stats());
+  return std::move(r_);
+}
+
+void Sim::Resume(uint32_t slot, TimePs now) {
+  StreamState& st = streams_[slot];
+  if (st.wait == WaitKind::kDone) return;
+  st.wait = WaitKind::kNone;
+  while (st.pc < st.size) {
+    const uint32_t g = st.base + st.pc;
+    const Instr& in = InstrAt(g);
+    InstrTiming& t = r_.instrs[g];
+    if (t.issue.ps() < 0) t.issue = now;
+    switch (in.kind) {
+      case OpKind::kMsgWait: {
+        uint32_t& c = Counter(st.chip, in.dst_qp);
+        if (c < in.count) {
+          st.wait = WaitKind::kMsgWait;
+          waiters_[static_cast<size_t>(st.chip) * hw_.num_qps() + in.dst_qp]
+              .push_back(slot);
+          return;
+        }
+        c -= in.count;
+        t.start = t.issue;
+        t.end = now;
+        break;
+      }
+      case OpKind::kFence:
+        if (st.outstanding > 0) {
+          st.wait = WaitKind::kFence;
+          return;
+        }
+        t.start = t.issue;
+        t.end = now;
+        break;
+      default: {
+        const uint32_t e = EngineIndex(st.chip, in.qp_id);
+        ops_[g].stream_slot = slot;
+        ops_[g].engine = e;
+        if (MovesData(in.kind)) st.outstanding++;
+        if (in.kind == OpKind::kSend) {
+          PairState& pair = Pair(st.chip, in.peer);
+          ops_[g].send_index = static_cast<uint32_t>(pair.sends.size());
+          pair.sends.push_back(g);
+        }
+        engines_[e].vc_queue[VcOfQp(in.qp_id)].push_back(g);
+        TryStart(e, now);
+        break;
+      }
+    }
+    st.pc++;
+  }
+  st.wait = WaitKind::kDone;
+  r_.chip_finish[st.chip] = Max(r_.chip_finish[st.chip], now);
+}
+
+bool Sim::SendReady(uint32_t g) {
+  const Instr& in = InstrAt(g);
+  const PairState& pair = Pair(r_.instrs[g].chip, in.peer);
+  return pair.cts.size() > ops_[g].send_index;
+}
+
+void Sim::TryStart(uint32_t e, TimePs now) {
+  Engine& eng = engines_[e];
+  while (eng.current == kNone) {
+    uint32_t best = kNone;
+    uint32_t best_vc = 0;
+    TimePs best_ready = TimePs::Max();
+    for (uint32_t vc = 0; vc < kVcBanksPerCdma; ++vc) {
+      if (eng.vc_head[vc] == eng.vc_queue[vc].size()) continue;
+      const uint32_t g = eng.vc_queue[vc][eng.vc_head[vc]];
+      const Instr& in = InstrAt(g);
+      TimePs ready = r_.instrs[g].issue;
+      if (MovesData(in.kind)) {
+        // The startup (descriptor fetch, first DDR read, NoC, die-to-die)
+        // runs while earlier instructions still move data, up to
+        // max_outstanding instructions ahead.
+        const uint32_t d = hw_.cdma_max_outstanding;
+        if (d != 0 && eng.started.size() >= d) {
+          ready = Max(ready, eng.started[eng.started.size() - d]);
+        }
+        ready = ready + hw_.cdma_startup;
+        if (in.kind == OpKind::kSend && !SendReady(g)) continue;
+      }
+      if (ready < best_ready) {
+        best_ready = ready;
+        best = g;
+        best_vc = vc;
+      }
+    }
+    if (best == kNone) return;  // idle, or Sends waiting for clear-to-send
+    if (best_ready > now) {
+      if (best_ready < eng.kick_at) {
+        eng.kick_at = best_ready;
+        q_.Push(best_ready, kCdmaKick, e);
+      }
+      return;
+    }
+    eng.vc_head[best_vc]++;
+    StartOp(e, best, now);
+  }
+}
+
+void Sim::StartOp(uint32_t e, uint32_t g, TimePs now) {
+  Engine& eng = engines_[e];
+  const Instr& in = InstrAt(g);
+  InstrTiming& t = r_.instrs[g];
+  const uint32_t chip = eng.chip;
+  t.start = now;
+  if (hw_.cdma_max_outstanding != 0 && MovesData(in.kind)) {
+    eng.started.push_back(now);
+  }
+  switch (in.kind) {
+    case OpKind::kTransfer:
+    case OpKind::kSend:
+      if (in.kind == OpKind::kSend) {
+        const uint32_t recv = Pair(chip, in.peer).cts[ops_[g].send_index];
+        const Instr& rin = InstrAt(recv);
+        if (rin.bytes != in.bytes) {
+          const InstrTiming& rt = r_.instrs[recv];
+          error_ = absl::InvalidArgumentError(absl::StrCat(
+              InstrPlace(p_, chip, t.stream, t.instr), " sends ", in.bytes,
+              " bytes but its matching ",
+              InstrPlace(p_, rt.chip, rt.stream, rt.instr), " expects ",
+              rin.bytes));
+          return;
+        }
+        ops_[g].match = recv;
+        ops_[recv].match = g;
+      }
+      eng.current = g;
+      if (in.kind == OpKind::kTransfer && in.peer == chip) {
+        q_.Push(now + SerializationTime(in.bytes, hw_.cdma_bytes_per_s),
+                kLocalDone, e);
+      } else {
+        const uint64_t first =
+            std::min<uint64_t>(in.bytes, hw_.packet_payload_bytes);
+        q_.Push(now + SerializationTime(first, hw_.cdma_bytes_per_s),
+                kCdmaEmit, e);
+      }
+      return;
+    case OpKind::kReceive:
+      // The receive is posted: a clear-to-send goes to the sender. The
+      // engine is free again at once; the data arrives later.
+      Inject(PacketKind::kCts, chip, in.peer, g, hw_.message_payload_bytes,
+             now);
+      t.end = now;
+      return;
+    case OpKind::kRemoteMsgSend:
+      Inject(PacketKind::kMsg, chip, in.peer, g, hw_.message_payload_bytes,
+             now);
+      t.end = now;
+      return;
+    case OpKind::kMsgSend:
+      t.end = now;
+      q_.Push(now + hw_.msg_local_latency, kMsgLocal, g);
+      return;
+    default:
+      return;  // waits never reach an engine
+  }
+}
+
+void Sim::EmitNext(uint32_t e, TimePs now) {
+  const uint32_t g = engines_[e].current;
+  const Instr& in = InstrAt(g);
+  OpState& op = ops_[g];
+  const uint32_t chunk = static_cast<uint32_t>(
+      std::min<uint64_t>(in.bytes - op.emitted, hw_.packet_payload_bytes));
+  op.emitted += chunk;
+  Inject(PacketKind::kData, engines_[e].chip, in.peer, g, chunk, now);
+  if (op.emitted < in.bytes) {
+    // Packet k is handed to the link once the engine has read its payload:
+    // at start + (bytes read so far) / rate, with no rounding drift.
+    const uint64_t next =
+        std::min<uint64_t>(in.bytes - op.emitted, hw_.packet_payload_bytes);
+    q_.Push(r_.instrs[g].start +
+                SerializationTime(op.emitted + next, hw_.cdma_bytes_per_s),
+            kCdmaEmit, e);
+    return;
+  }
+  FinishDataPhase(e, now);
+}
+
+void Sim::FinishDataPhase(uint32_t e, TimePs now) {
+  Engine& eng = engines_[e];
+  r_.instrs[eng.current].end = now;
+  eng.current = kNone;
+  TryStart(e, now);
+}
+
+uint32_t Sim::NewPacket(const Packet& pk) {
+  if (!free_packets_.empty()) {
+    const uint32_t id = free_packets_.back();
+    free_packets_.pop_back();
+    packets_[id] = pk;
+    return id;
+  }
+  packets_.push_back(pk);
+  return static_cast<uint32_t>(packets_.size() - 1);
+}
+
+void Sim::Inject(PacketKind kind, uint32_t src, uint32_t dst, uint32_t op,
+                 uint32_t payload, TimePs now) {
+  const uint32_t id = NewPacket(Packet{kind, src, dst, op, payload});
+  r_.packets++;
+  if (kind == PacketKind::kData) r_.bytes_sent[src] += payload;
+  SendOnLink(id, topo_.NextLink(src, dst), now);
+}
+
+void Sim::SendOnLink(uint32_t packet, uint32_t link, TimePs now) {
+  const Packet& pk = packets_[packet];
+  const uint32_t wire = pk.payload + hw_.packet_header_bytes;
+  const TimePs arrive = links_[link].Send(now, wire, pk.payload);
+  q_.Push(arrive, kArrive, packet, topo_.links()[link].dst);
+}
+
+void Sim::Deliver(uint32_t packet, TimePs now) {
+  const Packet pk = packets_[packet];
+  free_packets_.push_back(packet);
+  switch (pk.kind) {
+    case PacketKind::kData: {
+      r_.bytes_received[pk.dst] += pk.payload;
+      OpState& op = ops_[pk.op];
+      op.arrived += pk.payload;
+      if (op.arrived == InstrAt(pk.op).bytes) {
+        r_.instrs[pk.op].landed = now;
+        if (op.match != kNone) {  // a Send: its Receive is done
+          r_.instrs[op.match].landed = now;
+          CompleteOp(op.match, now);
+        }
+        // The destination acknowledges the whole write to the source.
+        Inject(PacketKind::kAck, pk.dst, pk.src, pk.op,
+               hw_.message_payload_bytes, now);
+      }
+      break;
+    }
+    case PacketKind::kAck:
+      CompleteOp(pk.op, now);
+      break;
+    case PacketKind::kMsg:
+      r_.instrs[pk.op].landed = r_.instrs[pk.op].complete = now;
+      AddMessage(pk.dst, InstrAt(pk.op).dst_qp, now);
+      break;
+    case PacketKind::kCts: {
+      // At the sender (pk.dst) from the receiver (pk.src).
+      PairState& pair = Pair(pk.dst, pk.src);
+      pair.cts.push_back(pk.op);
+      const size_t idx = pair.cts.size() - 1;
+      if (idx < pair.sends.size()) TryStart(ops_[pair.sends[idx]].engine, now);
+      break;
+    }
+  }
+}
+
+void Sim::CompleteOp(uint32_t g, TimePs now) {
+  r_.instrs[g].complete = now;
+  StreamState& st = streams_[ops_[g].stream_slot];
+  st.outstanding--;
+  if (st.outstanding == 0 && st.wait == WaitKind::kFence) {
+    q_.Push(now, kStreamResume, ops_[g].stream_slot);
+  }
+}
+
+void Sim::AddMessage(uint32_t chip, uint32_t qp, TimePs now) {
+  Counter(chip, qp)++;
+  auto& w = waiters_[static_cast<size_t>(chip) * hw_.num_qps() + qp];
+  for (uint32_t slot : w) q_.Push(now, kStreamResume, slot);
+  w.clear();
+}
+
+std::string Sim::DescribeStuck() {
+  std::vector<std::string> lines;
+  for (const StreamState& st : streams_) {
+    if (st.wait == WaitKind::kDone) continue;
+    const uint32_t g = st.base + st.pc;
+    const Instr& in = InstrAt(g);
+    std::string what;
+    if (st.wait == WaitKind::kMsgWait) {
+      what = absl::StrCat("waits for ", in.count, " message(s) on qp ",
+                          in.dst_qp, ", has ", Counter(st.chip, in.dst_qp));
+    } else {
+      what = absl::StrCat("waits for ", st.outstanding,
+                          " earlier data-moving instruction(s) to complete");
+    }
+    lines.push_back(
+        absl::StrCat(InstrPlace(p_, st.chip, st.stream, st.pc), ": ", what));
+  }
+  for (const Engine& eng : engines_) {
+    for (uint32_t vc = 0; vc < kVcBanksPerCdma; ++vc) {
+      if (eng.vc_head[vc] == eng.vc_queue[vc].size()) continue;
+      const uint32_t g = eng.vc_queue[vc][eng.vc_head[vc]];
+      const InstrTiming& t = r_.instrs[g];
+      const Instr& in = InstrAt(g);
+      lines.push_back(absl::StrCat(
+          InstrPlace(p_, t.chip, t.stream, t.instr), ": queued on qp ",
+          in.qp_id,
+          in.kind == OpKind::kSend
+              ? absl::StrCat(", waits for a matching Receive on chip ",
+                             in.peer)
+              : std::string(", behind a blocked instruction")));
+    }
+  }
+  constexpr size_t kMaxLines = 16;
+  const size_t more = lines.size() > kMaxLines ? lines.size() - kMaxLines : 0;
+  if (more) lines.resize(kMaxLines);
+  std::string msg = absl::StrCat(
+      "deadlock: no event left but ", lines.size() + more,
+      " stream(s) or queue(s) cannot finish:\n  ",
+      absl::StrJoin(lines, "\n  "));
+  if (more) absl::StrAppend(&msg, "\n  ... and ", more, " more");
+  return msg;
+}
+
+}  // namespace
+
+absl::StatusOr<ReplayResult> Replay(const Program& program, const HwConfig& hw,
+                                    const Topology& topology,
+                                    const ReplayOptions& options) {
+  if (topology.num_chips() != program.num_chips) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "topology has ", topology.num_chips(), " chips but the trace has ",
+        program.num_chips));
+  }
+  Sim sim(program, hw, topology, options);
+  return sim.Run();
+}
+
+}  // namespace ccreplay

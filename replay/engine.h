@@ -1,0 +1,78 @@
+// The discrete-event replay engine: executes a decoded Program against the
+// hardware models of hw/ (CDMA engines, links, switches, message counters).
+// Time is integer picoseconds; ties are broken by scheduling order, so the
+// same inputs give the same result, bit for bit.
+#ifndef CCREPLAY_REPLAY_ENGINE_H_
+#define CCREPLAY_REPLAY_ENGINE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "hw/config.h"
+#include "hw/link.h"
+#include "hw/topology.h"
+#include "hw/units.h"
+#include "replay/program.h"
+
+namespace ccreplay {
+
+struct ReplayOptions {
+  // Stop with an error after this many events (0 = no limit).
+  uint64_t max_events = 0;
+};
+
+// What happened to one instruction. Times are absolute; a field that does not
+// apply to the kind is -1 ps.
+struct InstrTiming {
+  uint32_t chip = 0;
+  uint32_t stream = 0;  // index into the chip's streams
+  uint32_t instr = 0;   // index in the stream
+  OpKind kind = OpKind::kFence;
+  // When the stream reached the instruction (for waits: started waiting).
+  TimePs issue{-1};
+  // Data-moving: first byte leaves the engine (after the startup latency).
+  // Messages: the message leaves the engine. Waits: equal to issue.
+  TimePs start{-1};
+  // Data-moving: last byte has left the engine (local copy: written).
+  // Messages: equal to start. Waits: the stream is released.
+  TimePs end{-1};
+  // Data-moving: last byte is in the destination GMEM. Messages: delivered to
+  // the counter.
+  TimePs landed{-1};
+  // Data-moving: completion known at the issuing chip (remote: the
+  // acknowledgement has come back; local: equal to landed; Receive: landed).
+  TimePs complete{-1};
+};
+
+struct ReplayResult {
+  // The collective's time: when the last stream of any chip finished.
+  TimePs makespan;
+  // When the last event of the run happened (late acknowledgements included).
+  TimePs drained;
+  std::vector<TimePs> chip_finish;          // per chip: its last stream ended
+  std::vector<uint64_t> bytes_sent;         // per chip: payload put on links
+  std::vector<uint64_t> bytes_received;     // per chip: payload taken off links
+  std::vector<uint64_t> bytes_local;        // per chip: local copies
+  // One per instruction, ordered by (chip, stream, instruction).
+  std::vector<InstrTiming> instrs;
+  std::vector<LinkStats> links;  // indexed like Topology::links()
+  uint64_t events = 0;
+  uint64_t packets = 0;
+};
+
+// Replays `program` on `hw` connected as `topology`.
+// REQUIRES: program was produced by ValidateAndDecode against `hw`, and
+// topology.num_chips() == program.num_chips.
+// Errors: a trace that cannot finish (a wait that is never satisfied, a Send
+// without its Receive) returns FailedPrecondition naming each stuck chip,
+// stream and instruction and what it waits for; a Send/Receive size mismatch
+// returns InvalidArgument naming both; exceeding max_events returns
+// ResourceExhausted.
+absl::StatusOr<ReplayResult> Replay(const Program& program, const HwConfig& hw,
+                                    const Topology& topology,
+                                    const ReplayOptions& options = {});
+
+}  // namespace ccreplay
+
+#endif  // CCREPLAY_REPLAY_ENGINE_H_

@@ -1,0 +1,306 @@
+// Replay engine timings, derived by hand from the hardware parameters.
+#include "replay/engine.h"
+
+#include <numeric>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "hw/config.h"
+#include "hw/topology.h"
+
+namespace ccreplay {
+namespace {
+
+using ::testing::HasSubstr;
+
+// TPS186 parameters with one CDMA engine, so that every instruction's timing
+// can be followed packet by packet.
+HwConfig OneEngineTps186() {
+  HwConfig hw = DefaultTps186();
+  hw.cdma_engines = 1;
+  return hw;
+}
+
+Instr Transfer(uint32_t qp, uint32_t dst, uint64_t bytes) {
+  Instr i;
+  i.kind = OpKind::kTransfer;
+  i.qp_id = qp;
+  i.peer = dst;
+  i.bytes = bytes;
+  return i;
+}
+Instr RemoteMsg(uint32_t qp, uint32_t dst, uint32_t dst_qp) {
+  Instr i;
+  i.kind = OpKind::kRemoteMsgSend;
+  i.qp_id = qp;
+  i.peer = dst;
+  i.dst_qp = dst_qp;
+  return i;
+}
+Instr MsgWait(uint32_t qp, uint32_t count) {
+  Instr i;
+  i.kind = OpKind::kMsgWait;
+  i.qp_id = i.dst_qp = qp;
+  i.count = count;
+  return i;
+}
+Instr Fence() { return Instr{}; }
+Instr SendTo(uint32_t qp, uint32_t dst, uint64_t bytes) {
+  Instr i = Transfer(qp, dst, bytes);
+  i.kind = OpKind::kSend;
+  return i;
+}
+Instr ReceiveFrom(uint32_t qp, uint32_t src, uint64_t bytes) {
+  Instr i = Transfer(qp, src, bytes);
+  i.kind = OpKind::kReceive;
+  return i;
+}
+
+// One stream per chip, stream id 0.
+Program OneStreamPerChip(std::vector<std::vector<Instr>> per_chip) {
+  Program p;
+  p.num_chips = static_cast<uint32_t>(per_chip.size());
+  for (auto& instrs : per_chip) {
+    ChipProgram c;
+    if (!instrs.empty()) c.streams.push_back(StreamProgram{0, instrs});
+    p.chips.push_back(std::move(c));
+  }
+  return p;
+}
+
+ReplayResult MustReplay(const Program& p, const HwConfig& hw,
+                        TopologyKind kind) {
+  auto topo = Topology::Build(kind, p.num_chips);
+  EXPECT_TRUE(topo.ok()) << topo.status();
+  auto r = Replay(p, hw, *topo);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return *std::move(r);
+}
+
+// Wire time of `bytes` at the 400 GB/s link: 2.5 ps per byte.
+int64_t LinkPs(int64_t bytes) { return bytes * 5 / 2; }
+// Engine read time of `bytes` at 64 GB/s: 15.625 ps per byte.
+int64_t CdmaPs(int64_t bytes) { return bytes * 15625 / 1000; }
+
+TEST(EngineTest, TransferBetweenNeighboursFollowsPacketByPacket) {
+  const HwConfig hw = OneEngineTps186();
+  // 1000 bytes = 3 full packets of 288 + a tail of 136.
+  const Program p = OneStreamPerChip({{Transfer(0, 1, 1000)}, {}});
+  const ReplayResult r = MustReplay(p, hw, TopologyKind::kRing);
+
+  const int64_t startup = 290000;           // cdma.startup_latency_ps
+  const int64_t flight = 200000 + 25000;    // link latency + propagation
+  const int64_t data_start = startup;
+  // The engine hands packet k over once it has read its payload; the link is
+  // faster than one engine (400 vs 64 GB/s), so every packet finds it idle.
+  const int64_t last_read = data_start + CdmaPs(1000);  // 305625
+  const int64_t last_tx_end = last_read + LinkPs(136 + 32);
+  const int64_t landed = last_tx_end + flight;
+  // The acknowledgement: a 4-byte message word plus a 32-byte header.
+  const int64_t acked = landed + LinkPs(4 + 32) + flight;
+
+  const InstrTiming& t = r.instrs[0];
+  EXPECT_EQ(t.issue.ps(), 0);
+  EXPECT_EQ(t.start.ps(), data_start);
+  EXPECT_EQ(t.end.ps(), last_read);
+  EXPECT_EQ(t.landed.ps(), landed);
+  EXPECT_EQ(landed, 531045);
+  EXPECT_EQ(t.complete.ps(), acked);
+  EXPECT_EQ(r.bytes_sent[0], 1000u);
+  EXPECT_EQ(r.bytes_received[1], 1000u);
+  EXPECT_EQ(r.packets, 4u + 1u);  // 4 data packets + 1 acknowledgement
+  EXPECT_EQ(r.links[0].wire_bytes, 1000u + 4 * 32);
+}
+
+TEST(EngineTest, RemoteMsgSendArrivesBehindItsDataOnTheSameQp) {
+  const HwConfig hw = OneEngineTps186();
+  const Program p = OneStreamPerChip(
+      {{Transfer(0, 1, 1000), RemoteMsg(0, 1, 0)}, {MsgWait(0, 1)}});
+  const ReplayResult r = MustReplay(p, hw, TopologyKind::kRing);
+
+  const int64_t flight = 225000;
+  const int64_t last_read = 290000 + CdmaPs(1000);
+  const int64_t tail_tx_end = last_read + LinkPs(136 + 32);
+  // The message leaves the engine when the Transfer's last packet has been
+  // read, and queues behind that packet on the link.
+  const int64_t msg_tx_end = tail_tx_end + LinkPs(4 + 32);
+  const int64_t msg_arrives = msg_tx_end + flight;
+
+  EXPECT_EQ(r.instrs[1].start.ps(), last_read);
+  EXPECT_EQ(r.instrs[1].landed.ps(), msg_arrives);
+  EXPECT_GT(r.instrs[1].landed, r.instrs[0].landed);
+  // Chip 1's MsgWait (global index 2) is released by that message.
+  EXPECT_EQ(r.instrs[2].end.ps(), msg_arrives);
+  EXPECT_EQ(r.chip_finish[1].ps(), msg_arrives);
+  EXPECT_EQ(r.makespan.ps(), msg_arrives);
+}
+
+TEST(EngineTest, TransferThroughTheSwitchIsStoredAndForwarded) {
+  const HwConfig hw = OneEngineTps186();
+  const Program p = OneStreamPerChip({{Transfer(0, 1, 288)}, {}});
+  const ReplayResult r = MustReplay(p, hw, TopologyKind::kSwitch);
+
+  const int64_t read = 290000 + CdmaPs(288);            // 294500
+  const int64_t at_switch = read + LinkPs(320) + 225000;  // chip 0 -> switch
+  const int64_t forwarded = at_switch + 1000000;        // forwarding latency
+  const int64_t landed = forwarded + LinkPs(320) + 225000;  // switch -> chip 1
+  EXPECT_EQ(r.instrs[0].landed.ps(), landed);
+  EXPECT_EQ(landed, 1746100);
+}
+
+TEST(EngineTest, TwoTransfersContendForOneSwitchOutputPort) {
+  const HwConfig hw = OneEngineTps186();
+  // Chips 0 and 1 both write one full packet to chip 2 at time 0.
+  const Program p = OneStreamPerChip(
+      {{Transfer(0, 2, 288)}, {Transfer(0, 2, 288)}, {}});
+  const ReplayResult r = MustReplay(p, hw, TopologyKind::kSwitch);
+
+  const int64_t forwarded = 290000 + CdmaPs(288) + LinkPs(320) + 225000 +
+                            1000000;  // both reach the output port together
+  // First served: chip 0's packet (scheduled first). The second waits for
+  // the first to be serialised: one packet time, 800 ps.
+  const int64_t first = forwarded + LinkPs(320) + 225000;
+  const int64_t second = forwarded + 2 * LinkPs(320) + 225000;
+  EXPECT_EQ(r.instrs[0].landed.ps(), first);
+  EXPECT_EQ(r.instrs[1].landed.ps(), second);
+  // The switch -> chip 2 port (link index 5: cables are added chip by chip,
+  // each as chip->switch then switch->chip) held two packets at once.
+  EXPECT_EQ(r.links[5].peak_depth, 2u);
+  EXPECT_EQ(r.links[5].queued.ps(), LinkPs(320));
+}
+
+TEST(EngineTest, FenceWaitsForTheAcknowledgementOfEarlierTransfers) {
+  const HwConfig hw = OneEngineTps186();
+  const Program p = OneStreamPerChip({{Transfer(0, 1, 1000), Fence()}, {}});
+  const ReplayResult r = MustReplay(p, hw, TopologyKind::kRing);
+  EXPECT_EQ(r.instrs[1].issue.ps(), 0);
+  EXPECT_EQ(r.instrs[1].end.ps(), r.instrs[0].complete.ps());
+  EXPECT_EQ(r.instrs[1].end.ps(), 531045 + LinkPs(36) + 225000);
+}
+
+TEST(EngineTest, MessageOnlyInstructionsPayNoStartup) {
+  const HwConfig hw = OneEngineTps186();
+  const Program p = OneStreamPerChip({{RemoteMsg(0, 1, 0)}, {MsgWait(0, 1)}});
+  const ReplayResult r = MustReplay(p, hw, TopologyKind::kRing);
+  EXPECT_EQ(r.instrs[0].start.ps(), 0);
+  EXPECT_EQ(r.instrs[1].end.ps(), LinkPs(36) + 225000);
+}
+
+TEST(EngineTest, SendStartsWhenTheReceiversClearToSendArrives) {
+  const HwConfig hw = OneEngineTps186();
+  const Program p = OneStreamPerChip(
+      {{SendTo(0, 1, 288)}, {ReceiveFrom(0, 0, 288), Fence()}});
+  const ReplayResult r = MustReplay(p, hw, TopologyKind::kRing);
+  // The Receive pays its startup, then its clear-to-send crosses the link.
+  const int64_t cts_arrives = 290000 + LinkPs(36) + 225000;
+  // The Send's own startup overlapped that wait.
+  EXPECT_EQ(r.instrs[0].start.ps(), cts_arrives);
+  const int64_t landed = cts_arrives + CdmaPs(288) + LinkPs(320) + 225000;
+  EXPECT_EQ(r.instrs[1].complete.ps(), landed);
+  EXPECT_EQ(r.instrs[2].end.ps(), landed);  // the Fence after the Receive
+}
+
+TEST(EngineTest, SendReceiveSizeMismatchNamesBothSides) {
+  const HwConfig hw = OneEngineTps186();
+  const Program p =
+      OneStreamPerChip({{SendTo(0, 1, 288)}, {ReceiveFrom(0, 0, 100)}});
+  auto topo = Topology::Build(TopologyKind::kRing, 2);
+  auto r = Replay(p, hw, *topo);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("chip 0, stream 0, instruction 0 (Send) sends 288"));
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("chip 1, stream 0, instruction 0 (Receive) expects 100"));
+}
+
+TEST(EngineTest, WaitForAMessageThatNeverComesIsADeadlockNotAHang) {
+  const HwConfig hw = OneEngineTps186();
+  const Program p = OneStreamPerChip(
+      {{RemoteMsg(0, 1, 0), MsgWait(1, 1)}, {MsgWait(0, 2)}});
+  auto topo = Topology::Build(TopologyKind::kRing, 2);
+  auto r = Replay(p, hw, *topo);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("chip 0, stream 0, instruction 1 (MsgWait): waits for "
+                        "1 message(s) on qp 1, has 0"));
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("chip 1, stream 0, instruction 0 (MsgWait): waits for "
+                        "2 message(s) on qp 0, has 1"));
+}
+
+TEST(EngineTest, SendWithoutReceiveIsADeadlock) {
+  const HwConfig hw = OneEngineTps186();
+  const Program p = OneStreamPerChip({{SendTo(0, 1, 288)}, {}});
+  auto topo = Topology::Build(TopologyKind::kRing, 2);
+  auto r = Replay(p, hw, *topo);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("waits for a matching Receive on chip 1"));
+}
+
+TEST(EngineTest, MaxEventsStopsARun) {
+  const HwConfig hw = OneEngineTps186();
+  const Program p = OneStreamPerChip({{Transfer(0, 1, 100000)}, {}});
+  auto topo = Topology::Build(TopologyKind::kRing, 2);
+  ReplayOptions opt;
+  opt.max_events = 10;
+  auto r = Replay(p, hw, *topo, opt);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
+}
+
+TEST(EngineTest, StartupOverlapsEarlierDataUnlessOutstandingIsBounded) {
+  HwConfig hw = OneEngineTps186();
+  // Three back-to-back 2880-byte Transfers on one engine: 45000 ps of data
+  // each at 64 GB/s.
+  const Program p = OneStreamPerChip(
+      {{Transfer(0, 1, 2880), Transfer(0, 1, 2880), Transfer(0, 1, 2880)},
+       {}});
+  const int64_t data = CdmaPs(2880);
+  ReplayResult r = MustReplay(p, hw, TopologyKind::kRing);
+  // Unbounded: all three startups run from time 0; data phases follow back to
+  // back.
+  EXPECT_EQ(r.instrs[1].start.ps(), 290000 + data);
+  EXPECT_EQ(r.instrs[2].start.ps(), 290000 + 2 * data);
+  // max_outstanding = 1: the next startup begins only when the previous
+  // instruction starts moving data.
+  hw.cdma_max_outstanding = 1;
+  r = MustReplay(p, hw, TopologyKind::kRing);
+  EXPECT_EQ(r.instrs[1].start.ps(), 290000 + 290000);
+  EXPECT_EQ(r.instrs[2].start.ps(), 3 * 290000);
+}
+
+TEST(EngineTest, BytesAreConservedAndRunsAreDeterministic) {
+  HwConfig hw = DefaultTps186();
+  // Every chip of 5 on a ring sends 10000 bytes to each other chip.
+  std::vector<std::vector<Instr>> chips(5);
+  for (uint32_t i = 0; i < 5; ++i) {
+    for (uint32_t k = 1; k < 5; ++k) {
+      chips[i].push_back(Transfer(MakeQp(k % 8, 0), (i + k) % 5, 10000));
+    }
+    chips[i].push_back(Fence());
+  }
+  const Program p = OneStreamPerChip(chips);
+  const ReplayResult a = MustReplay(p, hw, TopologyKind::kRing);
+  const ReplayResult b = MustReplay(p, hw, TopologyKind::kRing);
+  const uint64_t sent =
+      std::accumulate(a.bytes_sent.begin(), a.bytes_sent.end(), uint64_t{0});
+  const uint64_t received = std::accumulate(
+      a.bytes_received.begin(), a.bytes_received.end(), uint64_t{0});
+  EXPECT_EQ(sent, 5u * 4u * 10000u);
+  EXPECT_EQ(received, sent);
+  for (uint32_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(a.bytes_received[i], 4u * 10000u);
+  }
+  ASSERT_EQ(a.instrs.size(), b.instrs.size());
+  for (size_t i = 0; i < a.instrs.size(); ++i) {
+    EXPECT_EQ(a.instrs[i].start, b.instrs[i].start);
+    EXPECT_EQ(a.instrs[i].complete, b.instrs[i].complete);
+  }
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_EQ(a.makespan, b.makespan);
+}
+
+}  // namespace
+}  // namespace ccreplay
