@@ -1,0 +1,54 @@
+// Lowering of collectives to per-chip instruction streams (proto/trace.proto).
+// The protocol (chunking, CDMA striping, qp assignment, write + msg
+// synchronisation) is specified in docs/lowering.md; the replay engine relies
+// on it, so any change there is a format change.
+#ifndef CCREPLAY_COLLECTIVES_LOWER_H_
+#define CCREPLAY_COLLECTIVES_LOWER_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "collectives/collective.h"
+#include "hw/config.h"
+#include "proto/trace.pb.h"
+#include "replay/program.h"
+
+namespace ccreplay {
+namespace lowering {
+
+// Message counters (MsgWait qp_id, MsgSend/RemoteMsgSend dst_qp_id) the
+// lowered traces use on every chip.
+// Counts data-arrival messages: one per stripe of every incoming block.
+inline constexpr uint32_t kDataQp = MakeQp(0, 0);
+// Counts ready (rendezvous) messages: "my buffer may now be written".
+inline constexpr uint32_t kReadyQp = MakeQp(0, 1);
+
+// Largest number of chips a lowering accepts.
+inline constexpr uint32_t kMaxChips = 65536;
+// Largest number of instructions (all chips together) a lowering emits.
+// About 1.3 GB serialized, under protobuf's 2 GB cap on one message; a
+// 1024-chip ring AllReduce over 8 engines needs about 36 million.
+inline constexpr uint64_t kMaxInstructions = uint64_t{1} << 26;
+
+}  // namespace lowering
+
+// Lowers `spec` to a trace for `hw`: one chip program per participating chip
+// (chips 0..n-1), each with one stream (id 0), and a header describing the
+// collective and every chip's input/output buffers.
+//
+// Supported: ALLREDUCE, ALLGATHER and REDUCESCATTER with algorithm "ring";
+// ALLTOALL with algorithm "pairwise"; any n in [2, 65536].
+// The lowering stripes every block over K = spec.cdma_engines engines, or
+// hw.cdma_engines when spec.cdma_engines is 0.
+//
+// Returns InvalidArgument for an unsupported op/algorithm pair, bytes == 0,
+// n outside [2, 65536], hw.cdma_engines == 0, spec.cdma_engines >
+// hw.cdma_engines, buffers whose end would overflow uint64, or a trace of more
+// than lowering::kMaxInstructions instructions. Deterministic: equal inputs
+// give byte-identical serialized traces.
+absl::StatusOr<v1::Trace> LowerCollective(const CollectiveSpec& spec,
+                                          const HwConfig& hw);
+
+}  // namespace ccreplay
+
+#endif  // CCREPLAY_COLLECTIVES_LOWER_H_

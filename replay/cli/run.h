@@ -1,0 +1,76 @@
+// The glue the commands share: lower a collective or read a trace, validate
+// and decode it, build the topology, replay, and tabulate. This is the only
+// place (with main.cc) that ties collectives/ and replay/ together.
+#ifndef CCREPLAY_REPLAY_CLI_RUN_H_
+#define CCREPLAY_REPLAY_CLI_RUN_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "collectives/collective.h"
+#include "collectives/workload.h"
+#include "hw/config.h"
+#include "hw/topology.h"
+#include "proto/trace.pb.h"
+#include "replay/engine.h"
+#include "replay/program.h"
+#include "replay/table.h"
+
+namespace ccreplay {
+
+struct RunOutcome {
+  Program program;
+  std::optional<Topology> topology;
+  ReplayResult result;
+};
+
+// The topology a trace runs on: `override_kind` if given, else the trace
+// header's collective.topology if it names one, else the config's.
+absl::StatusOr<TopologyKind> ChooseTopology(
+    const v1::Trace& trace, const HwConfig& hw,
+    std::optional<TopologyKind> override_kind);
+
+// Validates, decodes and replays `trace`.
+absl::StatusOr<RunOutcome> ReplayTrace(const v1::Trace& trace,
+                                       const HwConfig& hw,
+                                       std::optional<TopologyKind> topology,
+                                       const ReplayOptions& options);
+
+// Lowers `spec` and replays it on spec.topology.
+absl::StatusOr<RunOutcome> LowerAndReplay(const CollectiveSpec& spec,
+                                          const HwConfig& hw,
+                                          const ReplayOptions& options);
+
+// The algorithm the baseline uses for an op: ring for AllReduce, AllGather,
+// ReduceScatter; pairwise for AllToAll.
+std::string BaselineAlgorithm(v1::CollectiveOp op);
+
+struct BaselineRow {
+  WorkloadRow work;
+  double math_us = 0;
+  TimePs replay;
+  double busbw_gbps = 0;  // from the replay time
+};
+
+struct Baseline {
+  std::vector<BaselineRow> rows;
+  double total_math_us = 0;    // sum of math_us * repeat
+  double total_replay_us = 0;  // sum of replay * repeat
+};
+
+// Replays every row of `workload` on `hw`.
+absl::StatusOr<Baseline> RunBaseline(const std::vector<WorkloadRow>& workload,
+                                     const HwConfig& hw);
+// The table `ccreplay baseline` prints.
+absl::StatusOr<Table> BaselineTable(const Baseline& b);
+
+// Parses a byte count: "1048576", "1M" (= 1048576), "64K", "2G", "1MiB",
+// "1.5M" is rejected (whole bytes only). Errors name the text.
+absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text);
+
+}  // namespace ccreplay
+
+#endif  // CCREPLAY_REPLAY_CLI_RUN_H_

@@ -1,0 +1,592 @@
+#include "replay/decode.h"
+
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "replay/trace_io.h"
+
+namespace ccreplay {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr uint64_t kMaxU64 = std::numeric_limits<uint64_t>::max();
+
+// TPS186: 8 CDMA engines per chip, so qp_ids [0, 32) and counters [0, 32).
+const HwConfig& Hw() { return DefaultTps186(); }
+
+v1::Trace Empty(uint32_t num_chips) {
+  v1::Trace t;
+  t.mutable_header()->set_format_version(v1::FORMAT_VERSION_1);
+  t.mutable_header()->set_num_chips(num_chips);
+  return t;
+}
+
+// The stream `id` of `chip`, adding the chip and the stream as needed.
+v1::Stream* StreamOf(v1::Trace* t, uint32_t chip, uint32_t id) {
+  v1::ChipProgram* c = nullptr;
+  for (v1::ChipProgram& p : *t->mutable_chips()) {
+    if (p.chip() == chip) c = &p;
+  }
+  if (c == nullptr) {
+    c = t->add_chips();
+    c->set_chip(chip);
+  }
+  for (v1::Stream& s : *c->mutable_streams()) {
+    if (s.id() == id) return &s;
+  }
+  v1::Stream* s = c->add_streams();
+  s->set_id(id);
+  return s;
+}
+
+v1::Transfer* AddTransfer(v1::Stream* s, uint32_t qp, uint32_t dst,
+                          uint64_t bytes) {
+  v1::Transfer* x = s->add_instructions()->mutable_transfer();
+  x->set_qp_id(qp);
+  x->set_dst_chip(dst);
+  x->set_bytes(bytes);
+  return x;
+}
+
+v1::Send* AddSend(v1::Stream* s, uint32_t dst, uint64_t bytes) {
+  v1::Send* x = s->add_instructions()->mutable_send();
+  x->set_dst_chip(dst);
+  x->set_bytes(bytes);
+  return x;
+}
+
+v1::Receive* AddReceive(v1::Stream* s, uint32_t src, uint64_t bytes) {
+  v1::Receive* x = s->add_instructions()->mutable_receive();
+  x->set_src_chip(src);
+  x->set_bytes(bytes);
+  return x;
+}
+
+// The error message of decoding `t` on TPS186 (empty if it decodes).
+std::string Error(const v1::Trace& t, const HwConfig& hw = Hw()) {
+  absl::StatusOr<Program> p = ValidateAndDecode(t, hw);
+  if (p.ok()) return "";
+  EXPECT_TRUE(absl::IsInvalidArgument(p.status())) << p.status();
+  return std::string(p.status().message());
+}
+
+TEST(DecodeTest, MapsEveryKindAndKeepsChipAndStreamOrder) {
+  v1::Trace t = Empty(4);
+  // Chip 2 listed before chip 0; chips 1 and 3 absent.
+  v1::Stream* a = StreamOf(&t, 2, 5);
+  v1::Stream* b = StreamOf(&t, 2, 1);
+  v1::Transfer* x = AddTransfer(a, /*qp=*/29, /*dst=*/2, /*bytes=*/4096);
+  x->set_src_addr(0x100);
+  x->set_dst_addr(0x2000);
+  x->set_reduce(v1::REDUCE_SUM);
+  v1::Send* snd = AddSend(a, 0, 64);
+  snd->set_qp_id(4);
+  snd->set_src_addr(0x300);
+  v1::RemoteMsgSend* rm = a->add_instructions()->mutable_remote_msg_send();
+  rm->set_qp_id(4);
+  rm->set_dst_chip(0);
+  rm->set_dst_qp_id(17);
+  v1::MsgSend* ms = b->add_instructions()->mutable_msg_send();
+  ms->set_qp_id(3);
+  ms->set_dst_qp_id(31);
+  v1::MsgWait* w = b->add_instructions()->mutable_msg_wait();
+  w->set_qp_id(12);
+  w->set_count(3);
+  b->add_instructions()->mutable_fence();
+  v1::Receive* rcv = AddReceive(StreamOf(&t, 0, 0), 2, 64);
+  rcv->set_qp_id(8);
+  rcv->set_dst_addr(0x4000);
+
+  absl::StatusOr<Program> p = ValidateAndDecode(t, Hw());
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->num_chips, 4u);
+  ASSERT_EQ(p->chips.size(), 4u);
+  EXPECT_TRUE(p->chips[1].streams.empty());
+  EXPECT_TRUE(p->chips[3].streams.empty());
+  ASSERT_EQ(p->chips[2].streams.size(), 2u);
+  EXPECT_EQ(p->chips[2].streams[0].id, 5u);
+  EXPECT_EQ(p->chips[2].streams[1].id, 1u);
+  ASSERT_EQ(p->chips[0].streams.size(), 1u);
+
+  const auto& sa = p->chips[2].streams[0].instrs;
+  ASSERT_EQ(sa.size(), 3u);
+  EXPECT_EQ(sa[0].kind, OpKind::kTransfer);
+  EXPECT_EQ(sa[0].qp_id, 29u);
+  EXPECT_EQ(sa[0].peer, 2u);
+  EXPECT_EQ(sa[0].src_addr, 0x100u);
+  EXPECT_EQ(sa[0].dst_addr, 0x2000u);
+  EXPECT_EQ(sa[0].bytes, 4096u);
+  EXPECT_TRUE(sa[0].reduce_sum);
+  EXPECT_EQ(sa[1].kind, OpKind::kSend);
+  EXPECT_EQ(sa[1].qp_id, 4u);
+  EXPECT_EQ(sa[1].peer, 0u);
+  EXPECT_EQ(sa[1].src_addr, 0x300u);
+  EXPECT_EQ(sa[1].dst_addr, 0u);
+  EXPECT_EQ(sa[1].bytes, 64u);
+  EXPECT_FALSE(sa[1].reduce_sum);
+  EXPECT_EQ(sa[2].kind, OpKind::kRemoteMsgSend);
+  EXPECT_EQ(sa[2].qp_id, 4u);
+  EXPECT_EQ(sa[2].peer, 0u);
+  EXPECT_EQ(sa[2].dst_qp, 17u);
+  EXPECT_EQ(sa[2].bytes, 0u);
+
+  const auto& sb = p->chips[2].streams[1].instrs;
+  ASSERT_EQ(sb.size(), 3u);
+  EXPECT_EQ(sb[0].kind, OpKind::kMsgSend);
+  EXPECT_EQ(sb[0].qp_id, 3u);
+  EXPECT_EQ(sb[0].dst_qp, 31u);
+  EXPECT_EQ(sb[1].kind, OpKind::kMsgWait);
+  EXPECT_EQ(sb[1].qp_id, 12u);  // the waited counter, in both fields
+  EXPECT_EQ(sb[1].dst_qp, 12u);
+  EXPECT_EQ(sb[1].count, 3u);
+  EXPECT_EQ(sb[2].kind, OpKind::kFence);
+  EXPECT_EQ(sb[2].qp_id, 0u);
+  EXPECT_EQ(sb[2].peer, 0u);
+
+  const Instr& r = p->chips[0].streams[0].instrs.at(0);
+  EXPECT_EQ(r.kind, OpKind::kReceive);
+  EXPECT_EQ(r.qp_id, 8u);
+  EXPECT_EQ(r.peer, 2u);
+  EXPECT_EQ(r.dst_addr, 0x4000u);
+  EXPECT_EQ(r.src_addr, 0u);
+  EXPECT_EQ(r.bytes, 64u);
+  EXPECT_EQ(InstrPlace(*p, 0, 0, 0),
+            "chip 0, stream 0, instruction 0 (Receive)");
+}
+
+TEST(DecodeTest, HeaderRules) {
+  v1::Trace t;
+  EXPECT_EQ(Error(t), "trace has no header");
+  t.mutable_header()->set_num_chips(2);
+  EXPECT_EQ(Error(t),
+            "header.format_version is 0, expected 1 (FORMAT_VERSION_1)");
+  EXPECT_EQ(Error(Empty(0)), "header.num_chips is 0, must be in [1, 65536]");
+  EXPECT_EQ(Error(Empty(65537)),
+            "header.num_chips is 65537, must be in [1, 65536]");
+  absl::StatusOr<Program> big = ValidateAndDecode(Empty(kMaxChips), Hw());
+  ASSERT_TRUE(big.ok()) << big.status();
+  EXPECT_EQ(big->chips.size(), 65536u);
+}
+
+TEST(DecodeTest, HardwareChipCountMustMatchUnlessZero) {
+  HwConfig hw = Hw();
+  hw.num_chips = 8;
+  EXPECT_EQ(Error(Empty(64), hw),
+            "the trace has 64 chips (header.num_chips), but the hardware "
+            "config 'TPS186' has 8 (topology.num_chips)");
+  EXPECT_EQ(Error(Empty(8), hw), "");
+  hw.num_chips = 0;  // as many as the trace has
+  EXPECT_EQ(Error(Empty(64), hw), "");
+}
+
+TEST(DecodeTest, HardwareWithoutEnginesIsRejected) {
+  EXPECT_EQ(Error(Empty(2), HwConfig()),
+            "hardware config has no CDMA engines (cdma.engines_per_chip is 0)");
+}
+
+TEST(DecodeTest, ChipRules) {
+  v1::Trace t = Empty(4);
+  StreamOf(&t, 0, 0);
+  StreamOf(&t, 4, 0);
+  EXPECT_EQ(Error(t), "chips[1]: chip 4 out of range [0, 4)");
+
+  v1::Trace d = Empty(4);
+  d.add_chips()->set_chip(0);
+  d.add_chips()->set_chip(1);
+  d.add_chips()->set_chip(0);
+  EXPECT_EQ(Error(d), "chips[2]: chip 0 listed twice (also chips[0])");
+
+  v1::Trace s = Empty(4);
+  v1::ChipProgram* c = s.add_chips();
+  c->set_chip(3);
+  c->add_streams()->set_id(3);
+  c->add_streams()->set_id(1);
+  c->add_streams()->set_id(3);
+  EXPECT_EQ(Error(s),
+            "chip 3: stream id 3 listed twice (streams[0] and "
+            "streams[2])");
+  // The same stream id on two chips is fine.
+  v1::Trace ok = Empty(4);
+  StreamOf(&ok, 0, 3);
+  StreamOf(&ok, 1, 3);
+  EXPECT_EQ(Error(ok), "");
+}
+
+TEST(DecodeTest, InstructionWithoutKind) {
+  v1::Trace t = Empty(2);
+  v1::Stream* s = StreamOf(&t, 1, 4);
+  s->add_instructions()->mutable_fence();
+  s->add_instructions();
+  EXPECT_EQ(Error(t),
+            "chip 1, stream 4, instruction 1: instruction has no kind (none "
+            "of transfer, send, receive, msg_send, msg_wait, remote_msg_send, "
+            "fence is set)");
+}
+
+TEST(DecodeTest, PeerOutOfRangeNamesThePlaceAsInTheStyleGuide) {
+  // The example of ARCHITECTURE.md, built literally: 64 chips, chip 3,
+  // stream 1, instruction 1207 is a Transfer to chip 70.
+  v1::Trace t = Empty(64);
+  StreamOf(&t, 3, 0)->add_instructions()->mutable_fence();
+  v1::Stream* s = StreamOf(&t, 3, 1);
+  for (int i = 0; i < 1207; ++i) s->add_instructions()->mutable_fence();
+  AddTransfer(s, 0, 70, 128);
+  EXPECT_EQ(Error(t),
+            "chip 3, stream 1, instruction 1207 (Transfer): dst_chip 70 out "
+            "of range [0, 64)");
+}
+
+TEST(DecodeTest, QpIdMustNameAnExistingCdma) {
+  // 8 engines: qp 31 = (7 << 2) | 3 is the last valid one; 35 = (8 << 2) | 3.
+  v1::Trace ok = Empty(2);
+  AddTransfer(StreamOf(&ok, 0, 0), 31, 1, 8);
+  EXPECT_EQ(Error(ok), "");
+
+  v1::Trace t = Empty(2);
+  AddTransfer(StreamOf(&t, 0, 0), 35, 1, 8);
+  EXPECT_EQ(Error(t),
+            "chip 0, stream 0, instruction 0 (Transfer): qp_id 35 names "
+            "cdma_id 8 (vc_bank 3, by the encoding qp_id = (cdma_id << 2) | "
+            "vc_bank), but cdma_id must be in [0, 8): the hardware has 8 CDMA "
+            "engines per chip");
+
+  // Every kind that uses a qp is checked: Send, Receive, MsgSend,
+  // RemoteMsgSend.
+  v1::Trace s = Empty(2);
+  AddSend(StreamOf(&s, 0, 0), 1, 8)->set_qp_id(32);
+  EXPECT_THAT(Error(s), HasSubstr("chip 0, stream 0, instruction 0 (Send): "
+                                  "qp_id 32 names cdma_id 8 (vc_bank 0"));
+  v1::Trace r = Empty(2);
+  AddReceive(StreamOf(&r, 1, 2), 0, 8)->set_qp_id(1000);
+  EXPECT_THAT(Error(r), HasSubstr("chip 1, stream 2, instruction 0 (Receive):"
+                                  " qp_id 1000 names cdma_id 250 (vc_bank 0"));
+  v1::Trace m = Empty(2);
+  v1::MsgSend* ms = StreamOf(&m, 0, 0)->add_instructions()->mutable_msg_send();
+  ms->set_qp_id(64);
+  EXPECT_THAT(Error(m), HasSubstr("(MsgSend): qp_id 64 names cdma_id 16"));
+  v1::Trace rm = Empty(2);
+  v1::RemoteMsgSend* x =
+      StreamOf(&rm, 0, 0)->add_instructions()->mutable_remote_msg_send();
+  x->set_qp_id(33);
+  x->set_dst_chip(1);
+  EXPECT_THAT(Error(rm),
+              HasSubstr("(RemoteMsgSend): qp_id 33 names cdma_id 8 (vc_bank "
+                        "1"));
+}
+
+TEST(DecodeTest, CounterIdsMustBeQpIds) {
+  v1::Trace ms = Empty(2);
+  StreamOf(&ms, 0, 0)->add_instructions()->mutable_msg_send()->set_dst_qp_id(
+      32);
+  EXPECT_EQ(Error(ms),
+            "chip 0, stream 0, instruction 0 (MsgSend): dst_qp_id 32 out of "
+            "range [0, 32) (message counters are qp ids: 8 CDMA engines x 4 "
+            "VC banks)");
+
+  v1::Trace rm = Empty(2);
+  v1::RemoteMsgSend* x =
+      StreamOf(&rm, 1, 0)->add_instructions()->mutable_remote_msg_send();
+  x->set_dst_chip(0);
+  x->set_dst_qp_id(40);
+  EXPECT_THAT(Error(rm), HasSubstr("chip 1, stream 0, instruction 0 "
+                                   "(RemoteMsgSend): dst_qp_id 40 out of "
+                                   "range [0, 32)"));
+
+  v1::Trace w = Empty(2);
+  v1::MsgWait* mw = StreamOf(&w, 0, 0)->add_instructions()->mutable_msg_wait();
+  mw->set_qp_id(32);
+  mw->set_count(1);
+  EXPECT_THAT(Error(w), HasSubstr("chip 0, stream 0, instruction 0 (MsgWait):"
+                                  " qp_id 32 out of range [0, 32)"));
+  mw->set_qp_id(31);
+  EXPECT_EQ(Error(w), "");
+}
+
+TEST(DecodeTest, PeersMustExistAndTwoSidedPeersMustBeRemote) {
+  v1::Trace t = Empty(4);
+  AddTransfer(StreamOf(&t, 1, 0), 0, 1, 8);  // local copy: fine
+  EXPECT_EQ(Error(t), "");
+
+  v1::Trace s = Empty(4);
+  AddSend(StreamOf(&s, 2, 0), 2, 8);
+  EXPECT_EQ(Error(s),
+            "chip 2, stream 0, instruction 0 (Send): dst_chip 2 is the "
+            "instruction's own chip; Send needs another chip (a local copy "
+            "is a Transfer to the own chip)");
+  v1::Trace s4 = Empty(4);
+  AddSend(StreamOf(&s4, 2, 0), 4, 8);
+  EXPECT_EQ(Error(s4),
+            "chip 2, stream 0, instruction 0 (Send): dst_chip 4 "
+            "out of range [0, 4)");
+
+  v1::Trace r = Empty(4);
+  AddReceive(StreamOf(&r, 3, 0), 3, 8);
+  EXPECT_THAT(Error(r), HasSubstr("chip 3, stream 0, instruction 0 (Receive):"
+                                  " src_chip 3 is the instruction's own "
+                                  "chip"));
+  v1::Trace r9 = Empty(4);
+  AddReceive(StreamOf(&r9, 3, 0), 9, 8);
+  EXPECT_EQ(Error(r9),
+            "chip 3, stream 0, instruction 0 (Receive): src_chip "
+            "9 out of range [0, 4)");
+
+  v1::Trace m = Empty(4);
+  v1::RemoteMsgSend* x =
+      StreamOf(&m, 0, 0)->add_instructions()->mutable_remote_msg_send();
+  x->set_dst_chip(0);
+  EXPECT_THAT(Error(m), HasSubstr("chip 0, stream 0, instruction 0 "
+                                  "(RemoteMsgSend): dst_chip 0 is the "
+                                  "instruction's own chip"));
+  x->set_dst_chip(4);
+  EXPECT_EQ(Error(m),
+            "chip 0, stream 0, instruction 0 (RemoteMsgSend): "
+            "dst_chip 4 out of range [0, 4)");
+}
+
+TEST(DecodeTest, DataMovesNeedBytes) {
+  v1::Trace t = Empty(2);
+  AddTransfer(StreamOf(&t, 0, 0), 0, 1, 0);
+  EXPECT_EQ(Error(t),
+            "chip 0, stream 0, instruction 0 (Transfer): bytes is "
+            "0, must be > 0");
+  v1::Trace s = Empty(2);
+  AddSend(StreamOf(&s, 0, 0), 1, 0);
+  EXPECT_EQ(Error(s),
+            "chip 0, stream 0, instruction 0 (Send): bytes is 0, "
+            "must be > 0");
+  v1::Trace r = Empty(2);
+  AddReceive(StreamOf(&r, 1, 0), 0, 0);
+  EXPECT_EQ(Error(r),
+            "chip 1, stream 0, instruction 0 (Receive): bytes is "
+            "0, must be > 0");
+}
+
+TEST(DecodeTest, AddressRangesMustNotOverflow) {
+  // [2^64 - 16, 2^64 - 1) ends at the largest uint64: fine; one byte more
+  // and the end is 2^64, which overflows.
+  v1::Trace ok = Empty(2);
+  AddTransfer(StreamOf(&ok, 0, 0), 0, 1, 15)->set_src_addr(kMaxU64 - 15);
+  EXPECT_EQ(Error(ok), "");
+
+  v1::Trace t = Empty(2);
+  AddTransfer(StreamOf(&t, 0, 0), 0, 1, 16)->set_src_addr(kMaxU64 - 15);
+  EXPECT_EQ(Error(t),
+            "chip 0, stream 0, instruction 0 (Transfer): src_addr "
+            "18446744073709551600 + bytes 16 overflows 2^64");
+  v1::Trace d = Empty(2);
+  AddTransfer(StreamOf(&d, 0, 0), 0, 1, 2)->set_dst_addr(kMaxU64);
+  EXPECT_EQ(Error(d),
+            "chip 0, stream 0, instruction 0 (Transfer): dst_addr "
+            "18446744073709551615 + bytes 2 overflows 2^64");
+  v1::Trace s = Empty(2);
+  AddSend(StreamOf(&s, 0, 0), 1, kMaxU64)->set_src_addr(1);
+  EXPECT_EQ(Error(s),
+            "chip 0, stream 0, instruction 0 (Send): src_addr 1 + bytes "
+            "18446744073709551615 overflows 2^64");
+  v1::Trace r = Empty(2);
+  AddReceive(StreamOf(&r, 1, 0), 0, 8)->set_dst_addr(kMaxU64 - 3);
+  EXPECT_EQ(Error(r),
+            "chip 1, stream 0, instruction 0 (Receive): dst_addr "
+            "18446744073709551612 + bytes 8 overflows 2^64");
+}
+
+TEST(DecodeTest, ReduceMustBeKnown) {
+  v1::Trace t = Empty(2);
+  AddTransfer(StreamOf(&t, 0, 0), 0, 1, 8)
+      ->set_reduce(static_cast<v1::ReduceOp>(5));
+  EXPECT_EQ(Error(t),
+            "chip 0, stream 0, instruction 0 (Transfer): reduce 5 "
+            "is not a known ReduceOp (REDUCE_NONE = 0, REDUCE_SUM "
+            "= 1)");
+}
+
+TEST(DecodeTest, MsgWaitCountAtLeastOne) {
+  v1::Trace t = Empty(2);
+  StreamOf(&t, 1, 6)->add_instructions()->mutable_msg_wait()->set_qp_id(2);
+  EXPECT_EQ(Error(t),
+            "chip 1, stream 6, instruction 0 (MsgWait): count is 0, "
+            "must be >= 1");
+}
+
+TEST(DecodeTest, SendsAndReceivesMustPairUp) {
+  // Two Sends 0 -> 1, one Receive: the second Send is unmatched.
+  v1::Trace t = Empty(3);
+  AddSend(StreamOf(&t, 0, 0), 1, 64);
+  AddSend(StreamOf(&t, 0, 0), 1, 64);
+  AddReceive(StreamOf(&t, 1, 0), 0, 64);
+  EXPECT_EQ(Error(t),
+            "chip 0, stream 0, instruction 1 (Send): no matching "
+            "Receive: chip 0 has 2 Send(s) to chip 1, but chip 1 "
+            "has 1 Receive(s) from chip 0");
+
+  // A Receive on chip 2 from chip 0 with no Send.
+  v1::Trace r = Empty(3);
+  AddReceive(StreamOf(&r, 2, 5), 0, 64);
+  EXPECT_EQ(Error(r),
+            "chip 2, stream 5, instruction 0 (Receive): no "
+            "matching Send: chip 0 has 0 Send(s) to chip 2, but "
+            "chip 2 has 1 Receive(s) from chip 0");
+}
+
+TEST(DecodeTest, PairedSizesMustAgreeInOrderWithinOneStream) {
+  v1::Trace t = Empty(2);
+  AddSend(StreamOf(&t, 0, 0), 1, 64);
+  AddSend(StreamOf(&t, 0, 0), 1, 128);
+  AddReceive(StreamOf(&t, 1, 0), 0, 128);
+  AddReceive(StreamOf(&t, 1, 0), 0, 64);
+  EXPECT_EQ(Error(t),
+            "chip 0, stream 0, instruction 0 (Send): sends 64 bytes to chip "
+            "1, but its matching Receive (Send/Receive number 0 between these "
+            "chips), chip 1, stream 0, instruction 0 (Receive), expects 128 "
+            "bytes");
+}
+
+TEST(DecodeTest, PairedSizesAcrossStreamsCompareAsMultisets) {
+  // The Receives sit in two streams, so their order is decided at run time:
+  // {64, 128} against {128, 64} is fine ...
+  v1::Trace t = Empty(2);
+  AddSend(StreamOf(&t, 0, 0), 1, 64);
+  AddSend(StreamOf(&t, 0, 0), 1, 128);
+  AddReceive(StreamOf(&t, 1, 0), 0, 128);
+  AddReceive(StreamOf(&t, 1, 1), 0, 64);
+  EXPECT_EQ(Error(t), "");
+  // ... {64, 128} against {128, 32} is not: the 32-byte Receive is left over.
+  t.mutable_chips(1)
+      ->mutable_streams(1)
+      ->mutable_instructions(0)
+      ->mutable_receive()
+      ->set_bytes(32);
+  EXPECT_EQ(Error(t),
+            "chip 1, stream 1, instruction 0 (Receive): expects 32 bytes from "
+            "chip 0, but no Send of that size from chip 0 to chip 1 is left to "
+            "match it (sizes compared as a multiset, since the Sends or "
+            "Receives of this pair are spread over several streams)");
+}
+
+TEST(DecodeTest, SeveralChipPairsAreCheckedSeparately) {
+  // Ring exchange on 3 chips: each chip sends to the next and receives from
+  // the previous; sizes differ per pair.
+  v1::Trace t = Empty(3);
+  for (uint32_t c = 0; c < 3; ++c) {
+    AddSend(StreamOf(&t, c, 0), (c + 1) % 3, 100 + c);
+    AddReceive(StreamOf(&t, c, 0), (c + 2) % 3, 100 + (c + 2) % 3);
+  }
+  EXPECT_EQ(Error(t), "");
+  // Break the pair 2 -> 0 only.
+  t.mutable_chips(0)
+      ->mutable_streams(0)
+      ->mutable_instructions(1)
+      ->mutable_receive()
+      ->set_bytes(7);
+  EXPECT_EQ(Error(t),
+            "chip 2, stream 0, instruction 0 (Send): sends 102 bytes to chip "
+            "0, but its matching Receive (Send/Receive number 0 between these "
+            "chips), chip 0, stream 0, instruction 1 (Receive), expects 7 "
+            "bytes");
+}
+
+TEST(DecodeTest, CollectiveInfoRules) {
+  auto with = [](auto edit) {
+    v1::Trace t = Empty(4);
+    v1::CollectiveInfo* c = t.mutable_header()->mutable_collective();
+    c->set_op(v1::ALLREDUCE);
+    c->set_n(4);
+    c->set_bytes(1024);
+    c->set_cdma_engines_used(8);
+    for (uint32_t i = 0; i < 4; ++i) {
+      v1::ChipBuffers* b = c->add_buffers();
+      b->set_chip(i);
+      b->mutable_input()->set_bytes(1024);
+      b->mutable_output()->set_bytes(1024);
+    }
+    edit(c);
+    return Error(t);
+  };
+  EXPECT_EQ(with([](v1::CollectiveInfo*) {}), "");
+  EXPECT_EQ(with([](v1::CollectiveInfo* c) { c->set_cdma_engines_used(0); }),
+            "");
+  EXPECT_EQ(with([](v1::CollectiveInfo* c) { c->set_n(0); }),
+            "header.collective.n is 0, must be in [1, 4] (header.num_chips)");
+  EXPECT_EQ(with([](v1::CollectiveInfo* c) { c->set_n(5); }),
+            "header.collective.n is 5, must be in [1, 4] (header.num_chips)");
+  EXPECT_EQ(with([](v1::CollectiveInfo* c) {
+              c->set_op(static_cast<v1::CollectiveOp>(99));
+            }),
+            "header.collective.op 99 is not a known CollectiveOp");
+  EXPECT_EQ(with([](v1::CollectiveInfo* c) { c->set_cdma_engines_used(9); }),
+            "header.collective.cdma_engines_used is 9, but the hardware has 8 "
+            "CDMA engines per chip");
+  EXPECT_EQ(
+      with([](v1::CollectiveInfo* c) { c->mutable_buffers(2)->set_chip(4); }),
+      "header.collective.buffers[2]: chip 4 out of range [0, 4)");
+  EXPECT_EQ(
+      with([](v1::CollectiveInfo* c) { c->mutable_buffers(3)->set_chip(1); }),
+      "header.collective.buffers[3]: chip 1 listed twice (also "
+      "buffers[1])");
+  EXPECT_EQ(with([](v1::CollectiveInfo* c) {
+              c->mutable_buffers(1)->mutable_output()->set_addr(kMaxU64);
+            }),
+            "header.collective.buffers[1].output: addr 18446744073709551615 "
+            "+ bytes 1024 overflows 2^64");
+}
+
+TEST(DecodeTest, FirstErrorInTraceOrderIsReported) {
+  // Chip 1 (listed first) has a bad qp, chip 0 a zero-byte Transfer: the
+  // first listed is reported.
+  v1::Trace t = Empty(2);
+  AddTransfer(StreamOf(&t, 1, 0), 99, 0, 8);
+  AddTransfer(StreamOf(&t, 0, 0), 0, 1, 0);
+  EXPECT_THAT(Error(t), HasSubstr("chip 1, stream 0, instruction 0 "
+                                  "(Transfer): qp_id 99"));
+}
+
+TEST(DecodeTest, MutatedTracesNeverCrash) {
+  // A valid ring exchange, serialized, with random bytes overwritten: every
+  // mutant that still parses either decodes or gets an InvalidArgument.
+  v1::Trace t = Empty(4);
+  for (uint32_t c = 0; c < 4; ++c) {
+    v1::Stream* s = StreamOf(&t, c, 0);
+    AddTransfer(s, 5, (c + 1) % 4, 4096)->set_dst_addr(1 << 20);
+    v1::RemoteMsgSend* m = s->add_instructions()->mutable_remote_msg_send();
+    m->set_qp_id(5);
+    m->set_dst_chip((c + 1) % 4);
+    m->set_dst_qp_id(1);
+    v1::MsgWait* w = s->add_instructions()->mutable_msg_wait();
+    w->set_qp_id(1);
+    w->set_count(1);
+    AddSend(s, (c + 1) % 4, 64);
+    AddReceive(s, (c + 3) % 4, 64);
+  }
+  ASSERT_EQ(Error(t), "");
+  const std::string bytes = t.SerializeAsString();
+  std::mt19937 rng(99);
+  std::uniform_int_distribution<size_t> pos(0, bytes.size() - 1);
+  std::uniform_int_distribution<int> byte(0, 255);
+  int decoded = 0, rejected = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string mutant = bytes;
+    for (int k = 0; k < 3; ++k) mutant[pos(rng)] = static_cast<char>(byte(rng));
+    absl::StatusOr<v1::Trace> parsed = ParseTrace(mutant, "m.pb");
+    if (!parsed.ok()) continue;
+    absl::StatusOr<Program> p = ValidateAndDecode(*parsed, Hw());
+    if (p.ok()) {
+      ++decoded;
+      EXPECT_EQ(p->chips.size(), parsed->header().num_chips());
+    } else {
+      ++rejected;
+      EXPECT_TRUE(absl::IsInvalidArgument(p.status())) << p.status();
+    }
+  }
+  // Both outcomes occur: the check above is not vacuous.
+  EXPECT_GT(decoded, 0);
+  EXPECT_GT(rejected, 0);
+}
+
+}  // namespace
+}  // namespace ccreplay
