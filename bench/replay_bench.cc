@@ -45,10 +45,12 @@ Prepared Prepare(v1::CollectiveOp op, uint32_t n, uint64_t bytes,
 
 void ReportRates(benchmark::State& state, uint64_t events, size_t instrs,
                  uint64_t packets) {
-  state.counters["events/s"] = benchmark::Counter(
-      static_cast<double>(events), benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["instr/s"] = benchmark::Counter(
-      static_cast<double>(instrs), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["events/s"] =
+      benchmark::Counter(static_cast<double>(events),
+                         benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["instr/s"] =
+      benchmark::Counter(static_cast<double>(instrs),
+                         benchmark::Counter::kIsIterationInvariantRate);
   state.counters["events"] = static_cast<double>(events);
   state.counters["packets"] = static_cast<double>(packets);
   state.counters["instructions"] = static_cast<double>(instrs);
@@ -69,12 +71,15 @@ void BM_ReplayAllToAll64(benchmark::State& state) {
   }
   ReportRates(state, events, p.instructions, packets);
 }
-BENCHMARK(BM_ReplayAllToAll64)->Arg(917504)->Arg(1835008)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReplayAllToAll64)
+    ->Arg(917504)
+    ->Arg(1835008)
+    ->Unit(benchmark::kMillisecond);
 
 // A 64-chip ring AllReduce: long dependency chains, few packets in flight.
 void BM_ReplayRingAllReduce64(benchmark::State& state) {
-  const Prepared p = Prepare(v1::ALLREDUCE, 64, state.range(0), "ring",
-                             TopologyKind::kRing);
+  const Prepared p =
+      Prepare(v1::ALLREDUCE, 64, state.range(0), "ring", TopologyKind::kRing);
   uint64_t events = 0, packets = 0;
   for (auto _ : state) {
     auto r = Replay(p.program, DefaultTps186(), *p.topology);
@@ -85,7 +90,9 @@ void BM_ReplayRingAllReduce64(benchmark::State& state) {
   }
   ReportRates(state, events, p.instructions, packets);
 }
-BENCHMARK(BM_ReplayRingAllReduce64)->Arg(4 << 20)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReplayRingAllReduce64)
+    ->Arg(4 << 20)
+    ->Unit(benchmark::kMillisecond);
 
 // The event queue alone: push/pop with a steady population of `range` events.
 void BM_EventQueue(benchmark::State& state) {

@@ -63,8 +63,8 @@ absl::StatusOr<HwConfig> HwConfigFromProto(const v1::HardwareConfig& p) {
   if (p.cdma().bandwidth_bytes_per_s() == 0) {
     return Bad("cdma.bandwidth_bytes_per_s", "must be > 0");
   }
-  if (auto s = CheckTime("cdma.startup_latency_ps",
-                         p.cdma().startup_latency_ps());
+  if (auto s =
+          CheckTime("cdma.startup_latency_ps", p.cdma().startup_latency_ps());
       !s.ok()) {
     return s;
   }
@@ -92,8 +92,7 @@ absl::StatusOr<HwConfig> HwConfigFromProto(const v1::HardwareConfig& p) {
     return Bad("link.message_payload_bytes",
                absl::StrCat("must be at most ", kMaxPacketBytes));
   }
-  if (p.link().packet_header_bytes() + p.link().message_payload_bytes() ==
-      0) {
+  if (p.link().packet_header_bytes() + p.link().message_payload_bytes() == 0) {
     return Bad("link.message_payload_bytes",
                "a message must have at least one byte on the wire "
                "(header + message payload > 0)");
@@ -103,8 +102,8 @@ absl::StatusOr<HwConfig> HwConfigFromProto(const v1::HardwareConfig& p) {
       !s.ok()) {
     return s;
   }
-  if (auto s = CheckTime("message.local_latency_ps",
-                         p.message().local_latency_ps());
+  if (auto s =
+          CheckTime("message.local_latency_ps", p.message().local_latency_ps());
       !s.ok()) {
     return s;
   }
@@ -152,8 +151,8 @@ v1::HardwareConfig HwConfigToProto(const HwConfig& c) {
   p.mutable_switch_config()->set_forwarding_latency_ps(
       c.switch_forwarding.ps());
   p.mutable_message()->set_local_latency_ps(c.msg_local_latency.ps());
-  p.mutable_topology()->set_kind(c.topology == TopologyKind::kRing ? v1::RING
-                                                                   : v1::SWITCH);
+  p.mutable_topology()->set_kind(
+      c.topology == TopologyKind::kRing ? v1::RING : v1::SWITCH);
   p.mutable_topology()->set_num_chips(c.num_chips);
   return p;
 }

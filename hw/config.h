@@ -5,13 +5,18 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "hw/units.h"
 #include "proto/hw_config.pb.h"
 
 namespace ccreplay {
+
+// Largest number of chips any part of ccreplay accepts (trace header,
+// topology, lowering): 2^16. A documented limit of this replayer, not of the
+// schema; per-chip tables stay small enough to allocate up front.
+inline constexpr uint32_t kMaxChips = 1u << 16;
 
 enum class TopologyKind : uint8_t { kRing, kSwitch };
 

@@ -20,11 +20,11 @@ namespace ccreplay {
 
 struct LinkStats {
   uint64_t packets = 0;
-  uint64_t wire_bytes = 0;     // payload + headers
+  uint64_t wire_bytes = 0;  // payload + headers
   uint64_t payload_bytes = 0;
-  TimePs busy;                 // time spent serialising
-  TimePs queued;               // sum over packets of (start - queued at)
-  uint32_t peak_depth = 0;     // most packets waiting or in service at once
+  TimePs busy;              // time spent serialising
+  TimePs queued;            // sum over packets of (start - queued at)
+  uint32_t peak_depth = 0;  // most packets waiting or in service at once
   TimePs first_start = TimePs::Max();
   TimePs last_end;
 };
@@ -32,8 +32,7 @@ struct LinkStats {
 class Link {
  public:
   Link(uint64_t bytes_per_s, TimePs latency, TimePs propagation)
-      : bytes_per_s_(bytes_per_s),
-        flight_(latency + propagation) {}
+      : bytes_per_s_(bytes_per_s), flight_(latency + propagation) {}
 
   // Queues a packet at time `now`; returns the time its last byte arrives at
   // the far end. REQUIRES: `now` is not earlier than in any earlier call.

@@ -79,8 +79,8 @@ absl::Status Topology::ComputeRoutes() {
       if (dist[u] == kNoLink) {
         if (u < num_chips_) {
           return absl::InvalidArgumentError(
-              absl::StrCat("topology ", TopologyName(kind_), ": ",
-                           NodeName(u), " cannot reach chip ", dst));
+              absl::StrCat("topology ", TopologyName(kind_), ": ", NodeName(u),
+                           " cannot reach chip ", dst));
         }
         continue;
       }

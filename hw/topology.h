@@ -21,10 +21,8 @@ struct DirectedLink {
 
 class Topology {
  public:
-  // Largest system this version builds (next-hop table is nodes x chips).
-  static constexpr uint32_t kMaxChips = 65536;
-
-  // REQUIRES: nothing; bad sizes return InvalidArgument.
+  // num_chips must be in [1, kMaxChips] (hw/config.h); otherwise
+  // InvalidArgument.
   static absl::StatusOr<Topology> Build(TopologyKind kind, uint32_t num_chips);
 
   TopologyKind kind() const { return kind_; }

@@ -13,10 +13,6 @@
 
 namespace ccreplay {
 
-// Largest header.num_chips accepted: 2^16 chips. A documented limit of this
-// replayer (chip ids then fit any per-chip table), not of the schema.
-inline constexpr uint32_t kMaxChips = 1u << 16;
-
 // Validates `trace` against `hw` and decodes it. On success the Program has
 // num_chips == header.num_chips, chips.size() == num_chips (chips absent from
 // the trace are empty) and each chip's streams in the trace's order, with the

@@ -51,9 +51,9 @@ struct StreamState {
 struct OpState {
   uint32_t stream_slot = 0;
   uint32_t engine = 0;
-  uint64_t emitted = 0;  // payload bytes read by the engine so far
-  uint64_t arrived = 0;  // payload bytes landed at the destination
-  uint32_t match = kNone;  // Send: its Receive; Receive: its Send
+  uint64_t emitted = 0;     // payload bytes read by the engine so far
+  uint64_t arrived = 0;     // payload bytes landed at the destination
+  uint32_t match = kNone;   // Send: its Receive; Receive: its Send
   uint32_t send_index = 0;  // Send: position among Sends of its chip pair
 };
 
@@ -137,8 +137,8 @@ absl::StatusOr<ReplayResult> Sim::Run() {
   }
   if (total >= kNone) {
     return absl::ResourceExhaustedError(
-        absl::StrCat("trace has ", total, " instructions; at most ",
-                     kNone - 1, " are supported"));
+        absl::StrCat("trace has ", total, " instructions; at most ", kNone - 1,
+                     " are supported"));
   }
   instr_ptr_.reserve(total);
   r_.instrs.resize(total);
@@ -185,9 +185,9 @@ absl::StatusOr<ReplayResult> Sim::Run() {
     const Event ev = q_.Pop();
     now = TimePs(ev.time_ps);
     if (opt_.max_events != 0 && r_.events >= opt_.max_events) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "replay stopped after ", r_.events, " events (--max-events) at ",
-          now.ps(), " ps"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("replay stopped after ", r_.events,
+                       " events (--max-events) at ", now.ps(), " ps"));
     }
     r_.events++;
     switch (ev.kind) {
@@ -195,7 +195,8 @@ absl::StatusOr<ReplayResult> Sim::Run() {
         Resume(ev.a, now);
         break;
       case kCdmaKick:
-        if (engines_[ev.a].kick_at == now) engines_[ev.a].kick_at = TimePs::Max();
+        if (engines_[ev.a].kick_at == now)
+          engines_[ev.a].kick_at = TimePs::Max();
         TryStart(ev.a, now);
         break;
       case kCdmaEmit:
@@ -372,11 +373,11 @@ void Sim::StartOp(uint32_t e, uint32_t g, TimePs now) {
         const Instr& rin = InstrAt(recv);
         if (rin.bytes != in.bytes) {
           const InstrTiming& rt = r_.instrs[recv];
-          error_ = absl::InvalidArgumentError(absl::StrCat(
-              InstrPlace(p_, chip, t.stream, t.instr), " sends ", in.bytes,
-              " bytes but its matching ",
-              InstrPlace(p_, rt.chip, rt.stream, rt.instr), " expects ",
-              rin.bytes));
+          error_ = absl::InvalidArgumentError(
+              absl::StrCat(InstrPlace(p_, chip, t.stream, t.instr), " sends ",
+                           in.bytes, " bytes but its matching ",
+                           InstrPlace(p_, rt.chip, rt.stream, rt.instr),
+                           " expects ", rin.bytes));
           return;
         }
         ops_[g].match = recv;
@@ -389,8 +390,8 @@ void Sim::StartOp(uint32_t e, uint32_t g, TimePs now) {
       } else {
         const uint64_t first =
             std::min<uint64_t>(in.bytes, hw_.packet_payload_bytes);
-        q_.Push(now + SerializationTime(first, hw_.cdma_bytes_per_s),
-                kCdmaEmit, e);
+        q_.Push(now + SerializationTime(first, hw_.cdma_bytes_per_s), kCdmaEmit,
+                e);
       }
       return;
     case OpKind::kReceive:
@@ -549,18 +550,17 @@ std::string Sim::DescribeStuck() {
           InstrPlace(p_, t.chip, t.stream, t.instr), ": queued on qp ",
           in.qp_id,
           in.kind == OpKind::kSend
-              ? absl::StrCat(", waits for a matching Receive on chip ",
-                             in.peer)
+              ? absl::StrCat(", waits for a matching Receive on chip ", in.peer)
               : std::string(", behind a blocked instruction")));
     }
   }
   constexpr size_t kMaxLines = 16;
   const size_t more = lines.size() > kMaxLines ? lines.size() - kMaxLines : 0;
   if (more) lines.resize(kMaxLines);
-  std::string msg = absl::StrCat(
-      "deadlock: no event left but ", lines.size() + more,
-      " stream(s) or queue(s) cannot finish:\n  ",
-      absl::StrJoin(lines, "\n  "));
+  std::string msg =
+      absl::StrCat("deadlock: no event left but ", lines.size() + more,
+                   " stream(s) or queue(s) cannot finish:\n  ",
+                   absl::StrJoin(lines, "\n  "));
   if (more) absl::StrAppend(&msg, "\n  ... and ", more, " more");
   return msg;
 }
@@ -571,9 +571,9 @@ absl::StatusOr<ReplayResult> Replay(const Program& program, const HwConfig& hw,
                                     const Topology& topology,
                                     const ReplayOptions& options) {
   if (topology.num_chips() != program.num_chips) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "topology has ", topology.num_chips(), " chips but the trace has ",
-        program.num_chips));
+    return absl::InvalidArgumentError(
+        absl::StrCat("topology has ", topology.num_chips(),
+                     " chips but the trace has ", program.num_chips));
   }
   Sim sim(program, hw, topology, options);
   return sim.Run();

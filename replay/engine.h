@@ -50,10 +50,10 @@ struct ReplayResult {
   TimePs makespan;
   // When the last event of the run happened (late acknowledgements included).
   TimePs drained;
-  std::vector<TimePs> chip_finish;          // per chip: its last stream ended
-  std::vector<uint64_t> bytes_sent;         // per chip: payload put on links
-  std::vector<uint64_t> bytes_received;     // per chip: payload taken off links
-  std::vector<uint64_t> bytes_local;        // per chip: local copies
+  std::vector<TimePs> chip_finish;       // per chip: its last stream ended
+  std::vector<uint64_t> bytes_sent;      // per chip: payload put on links
+  std::vector<uint64_t> bytes_received;  // per chip: payload taken off links
+  std::vector<uint64_t> bytes_local;     // per chip: local copies
   // One per instruction, ordered by (chip, stream, instruction).
   std::vector<InstrTiming> instrs;
   std::vector<LinkStats> links;  // indexed like Topology::links()

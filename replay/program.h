@@ -6,8 +6,9 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
+
+#include "absl/strings/string_view.h"
 
 namespace ccreplay {
 
@@ -25,8 +26,7 @@ absl::string_view OpKindName(OpKind k);
 
 // True for the instructions that move data and pay the CDMA startup.
 constexpr bool MovesData(OpKind k) {
-  return k == OpKind::kTransfer || k == OpKind::kSend ||
-         k == OpKind::kReceive;
+  return k == OpKind::kTransfer || k == OpKind::kSend || k == OpKind::kReceive;
 }
 
 // True for the instructions that execute on a CDMA queue (in qp order).

@@ -22,8 +22,8 @@ void Slice(std::string* out, const std::string& name, uint32_t pid,
            uint32_t tid, TimePs begin, TimePs end, const std::string& args) {
   absl::StrAppend(out, "{\"ph\":\"X\",\"name\":\"", name, "\",\"pid\":", pid,
                   ",\"tid\":", tid, ",\"ts\":", PsToUsString(begin),
-                  ",\"dur\":", PsToUsString(end - begin), ",\"args\":{",
-                  args, "}},\n");
+                  ",\"dur\":", PsToUsString(end - begin), ",\"args\":{", args,
+                  "}},\n");
 }
 
 std::string TimeArg(const char* key, TimePs t) {
@@ -60,9 +60,8 @@ std::string TimelineJson(const Program& program, const ReplayResult& result) {
     const StreamProgram& sp = program.chips[t.chip].streams[t.stream];
     const Instr& in = sp.instrs[t.instr];
     const uint32_t pid = t.chip + 1;
-    const std::string place =
-        absl::StrCat("\"instr\":\"", InstrPlace(program, t.chip, t.stream,
-                                                 t.instr), "\"");
+    const std::string place = absl::StrCat(
+        "\"instr\":\"", InstrPlace(program, t.chip, t.stream, t.instr), "\"");
     if (in.kind == OpKind::kMsgWait || in.kind == OpKind::kFence) {
       if (t.end > t.issue) {
         const std::string name =
@@ -89,8 +88,8 @@ std::string TimelineJson(const Program& program, const ReplayResult& result) {
             : absl::StrCat(OpKindName(in.kind), " ", in.bytes, " B -> chip ",
                            in.peer);
     Slice(&out, name, pid, kCdmaTidBase + cdma, t.start, t.end,
-          absl::StrCat(place, ",\"qp_id\":", in.qp_id, TimeArg("issue", t.issue),
-                       TimeArg("landed", t.landed),
+          absl::StrCat(place, ",\"qp_id\":", in.qp_id,
+                       TimeArg("issue", t.issue), TimeArg("landed", t.landed),
                        TimeArg("complete", t.complete)));
   }
   // A closing metadata record keeps every event above comma-terminated.

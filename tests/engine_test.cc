@@ -88,8 +88,8 @@ TEST(EngineTest, TransferBetweenNeighboursFollowsPacketByPacket) {
   const Program p = OneStreamPerChip({{Transfer(0, 1, 1000)}, {}});
   const ReplayResult r = MustReplay(p, hw, TopologyKind::kRing);
 
-  const int64_t startup = 290000;           // cdma.startup_latency_ps
-  const int64_t flight = 200000 + 25000;    // link latency + propagation
+  const int64_t startup = 290000;         // cdma.startup_latency_ps
+  const int64_t flight = 200000 + 25000;  // link latency + propagation
   const int64_t data_start = startup;
   // The engine hands packet k over once it has read its payload; the link is
   // faster than one engine (400 vs 64 GB/s), so every packet finds it idle.
@@ -140,9 +140,9 @@ TEST(EngineTest, TransferThroughTheSwitchIsStoredAndForwarded) {
   const Program p = OneStreamPerChip({{Transfer(0, 1, 288)}, {}});
   const ReplayResult r = MustReplay(p, hw, TopologyKind::kSwitch);
 
-  const int64_t read = 290000 + CdmaPs(288);            // 294500
+  const int64_t read = 290000 + CdmaPs(288);              // 294500
   const int64_t at_switch = read + LinkPs(320) + 225000;  // chip 0 -> switch
-  const int64_t forwarded = at_switch + 1000000;        // forwarding latency
+  const int64_t forwarded = at_switch + 1000000;          // forwarding latency
   const int64_t landed = forwarded + LinkPs(320) + 225000;  // switch -> chip 1
   EXPECT_EQ(r.instrs[0].landed.ps(), landed);
   EXPECT_EQ(landed, 1746100);
@@ -151,8 +151,8 @@ TEST(EngineTest, TransferThroughTheSwitchIsStoredAndForwarded) {
 TEST(EngineTest, TwoTransfersContendForOneSwitchOutputPort) {
   const HwConfig hw = OneEngineTps186();
   // Chips 0 and 1 both write one full packet to chip 2 at time 0.
-  const Program p = OneStreamPerChip(
-      {{Transfer(0, 2, 288)}, {Transfer(0, 2, 288)}, {}});
+  const Program p =
+      OneStreamPerChip({{Transfer(0, 2, 288)}, {Transfer(0, 2, 288)}, {}});
   const ReplayResult r = MustReplay(p, hw, TopologyKind::kSwitch);
 
   const int64_t forwarded = 290000 + CdmaPs(288) + LinkPs(320) + 225000 +
@@ -209,14 +209,15 @@ TEST(EngineTest, SendReceiveSizeMismatchNamesBothSides) {
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(),
               HasSubstr("chip 0, stream 0, instruction 0 (Send) sends 288"));
-  EXPECT_THAT(r.status().message(),
-              HasSubstr("chip 1, stream 0, instruction 0 (Receive) expects 100"));
+  EXPECT_THAT(
+      r.status().message(),
+      HasSubstr("chip 1, stream 0, instruction 0 (Receive) expects 100"));
 }
 
 TEST(EngineTest, WaitForAMessageThatNeverComesIsADeadlockNotAHang) {
   const HwConfig hw = OneEngineTps186();
-  const Program p = OneStreamPerChip(
-      {{RemoteMsg(0, 1, 0), MsgWait(1, 1)}, {MsgWait(0, 2)}});
+  const Program p =
+      OneStreamPerChip({{RemoteMsg(0, 1, 0), MsgWait(1, 1)}, {MsgWait(0, 2)}});
   auto topo = Topology::Build(TopologyKind::kRing, 2);
   auto r = Replay(p, hw, *topo);
   ASSERT_FALSE(r.ok());
@@ -255,8 +256,7 @@ TEST(EngineTest, StartupOverlapsEarlierDataUnlessOutstandingIsBounded) {
   // Three back-to-back 2880-byte Transfers on one engine: 45000 ps of data
   // each at 64 GB/s.
   const Program p = OneStreamPerChip(
-      {{Transfer(0, 1, 2880), Transfer(0, 1, 2880), Transfer(0, 1, 2880)},
-       {}});
+      {{Transfer(0, 1, 2880), Transfer(0, 1, 2880), Transfer(0, 1, 2880)}, {}});
   const int64_t data = CdmaPs(2880);
   ReplayResult r = MustReplay(p, hw, TopologyKind::kRing);
   // Unbounded: all three startups run from time 0; data phases follow back to

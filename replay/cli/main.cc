@@ -74,8 +74,8 @@ int RunMath(const Common& c, bool legacy) {
   std::cout << "# Math (alpha-beta) self-check on " << hw->name
             << ": SPEC.md section 2 formulas\n"
             << table->ToText();
-  auto s = WriteOutputs({{c.csv_path, table->ToCsv()},
-                         {c.json_path, table->ToJson()}});
+  auto s = WriteOutputs(
+      {{c.csv_path, table->ToCsv()}, {c.json_path, table->ToJson()}});
   return s.ok() ? kExitOk : Fail(s);
 }
 
@@ -141,9 +141,9 @@ int RunLower(const Common& c, const LowerArgs& a) {
   for (const auto& chip : trace->chips()) {
     for (const auto& st : chip.streams()) instrs += st.instructions_size();
   }
-  std::cout << "wrote " << a.output << ": " << CollectiveOpName(spec->op)
-            << " " << spec->algorithm << ", N=" << spec->n << ", "
-            << spec->bytes << " bytes, " << instrs << " instructions\n";
+  std::cout << "wrote " << a.output << ": " << CollectiveOpName(spec->op) << " "
+            << spec->algorithm << ", N=" << spec->n << ", " << spec->bytes
+            << " bytes, " << instrs << " instructions\n";
   return kExitOk;
 }
 
@@ -168,8 +168,10 @@ int RunReplay(const Common& c, const ReplayArgs& a) {
   ReplayOptions opt;
   opt.max_events = a.max_events;
   auto run = ReplayTrace(*trace, *hw, topo, opt);
-  if (!run.ok()) return Fail(absl::Status(
-      run.status().code(), absl::StrCat(a.trace, ": ", run.status().message())));
+  if (!run.ok())
+    return Fail(
+        absl::Status(run.status().code(),
+                     absl::StrCat(a.trace, ": ", run.status().message())));
   const ReplayResult& r = run->result;
   Table chips({Table::Column::Integer("chip"),
                Table::Column::Double("finish_us", 6),
@@ -203,11 +205,11 @@ int RunReplay(const Common& c, const ReplayArgs& a) {
       "\",\"total_us\":", PsToUsString(r.makespan),
       ",\"drained_us\":", PsToUsString(r.drained), ",\"events\":", r.events,
       ",\"packets\":", r.packets, ",\"chips\":", chips.ToJson(), "}\n");
-  auto s = WriteOutputs({{a.timeline, a.timeline.empty()
-                                          ? std::string()
-                                          : TimelineJson(run->program, r)},
-                         {c.csv_path, chips.ToCsv()},
-                         {c.json_path, json}});
+  auto s = WriteOutputs(
+      {{a.timeline,
+        a.timeline.empty() ? std::string() : TimelineJson(run->program, r)},
+       {c.csv_path, chips.ToCsv()},
+       {c.json_path, json}});
   return s.ok() ? kExitOk : Fail(s);
 }
 
@@ -239,24 +241,28 @@ int Main(int argc, char** argv) {
   auto* lower_cmd =
       app.add_subcommand("lower", "lower a collective to a trace file");
   AddHw(lower_cmd, &common);
-  lower_cmd->add_option("--op", lower.op,
-                        "allreduce, allgather, reducescatter, alltoall")
+  lower_cmd
+      ->add_option("--op", lower.op,
+                   "allreduce, allgather, reducescatter, alltoall")
       ->capture_default_str();
   lower_cmd->add_option("--n", lower.n, "number of chips")
       ->capture_default_str();
-  lower_cmd->add_option("--bytes", lower.bytes,
-                        "M of SPEC.md section 2; binary units: 1M = 1048576")
+  lower_cmd
+      ->add_option("--bytes", lower.bytes,
+                   "M of SPEC.md section 2; binary units: 1M = 1048576")
       ->capture_default_str();
   lower_cmd->add_option("--algo", lower.algo,
                         "ring (AR/AG/RS), pairwise (alltoall); default by op");
   lower_cmd->add_option("--topology", lower.topology, "ring or switch")
       ->capture_default_str();
-  lower_cmd->add_option("--cdma", lower.cdma,
-                        "CDMA engines to stripe over (0 = all)")
+  lower_cmd
+      ->add_option("--cdma", lower.cdma,
+                   "CDMA engines to stripe over (0 = all)")
       ->capture_default_str();
-  lower_cmd->add_option("-o,--output", lower.output,
-                        "trace file (.txtpb/.textproto/.pbtxt/.txt = text, "
-                        "else binary)")
+  lower_cmd
+      ->add_option("-o,--output", lower.output,
+                   "trace file (.txtpb/.textproto/.pbtxt/.txt = text, "
+                   "else binary)")
       ->required();
 
   auto* replay_cmd = app.add_subcommand("replay", "replay a trace file");

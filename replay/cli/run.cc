@@ -20,8 +20,8 @@ absl::StatusOr<TopologyKind> ChooseTopology(
   if (!named.empty()) {
     auto k = ParseTopologyName(named);
     if (!k.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "header.collective.topology: ", k.status().message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("header.collective.topology: ", k.status().message()));
     }
     return *k;
   }
@@ -72,9 +72,9 @@ absl::StatusOr<Baseline> RunBaseline(const std::vector<WorkloadRow>& workload,
     spec.topology = w.topology;
     auto run = LowerAndReplay(spec, hw, ReplayOptions{});
     if (!run.ok()) {
-      return absl::Status(run.status().code(),
-                          absl::StrCat(w.module, " ", w.op_name, ": ",
-                                       run.status().message()));
+      return absl::Status(
+          run.status().code(),
+          absl::StrCat(w.module, " ", w.op_name, ": ", run.status().message()));
     }
     auto math = MathTimeUs(w.op, w.n, w.bytes, w.topology, mp);
     if (!math.ok()) return math.status();
@@ -103,8 +103,7 @@ absl::StatusOr<Table> BaselineTable(const Baseline& b) {
     auto s = t.AddRow({r.work.module, r.work.op_name, r.work.primitive,
                        r.work.n, std::string(TopologyName(r.work.topology)),
                        r.work.bytes, r.math_us, r.replay.us(),
-                       r.replay.us() / r.math_us, r.busbw_gbps,
-                       r.work.repeat});
+                       r.replay.us() / r.math_us, r.busbw_gbps, r.work.repeat});
     if (!s.ok()) return s;
   }
   return t;
@@ -113,7 +112,8 @@ absl::StatusOr<Table> BaselineTable(const Baseline& b) {
 absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text) {
   const std::string t(absl::StripAsciiWhitespace(text));
   size_t digits = 0;
-  while (digits < t.size() && std::isdigit(static_cast<unsigned char>(t[digits]))) {
+  while (digits < t.size() &&
+         std::isdigit(static_cast<unsigned char>(t[digits]))) {
     ++digits;
   }
   const auto bad = [&](absl::string_view why) {
@@ -126,7 +126,8 @@ absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text) {
   if (!absl::SimpleAtoi(t.substr(0, digits), &value)) return bad("too large");
   std::string suffix = absl::AsciiStrToUpper(t.substr(digits));
   if (suffix == "B") suffix.clear();
-  if (suffix.size() == 3 && suffix.substr(1) == "IB") suffix = suffix.substr(0, 1);
+  if (suffix.size() == 3 && suffix.substr(1) == "IB")
+    suffix = suffix.substr(0, 1);
   int shift = 0;
   if (suffix.empty()) {
     shift = 0;

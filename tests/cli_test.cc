@@ -1,0 +1,219 @@
+// The ccreplay command, run as a user would: outputs, exit codes, files.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct CmdResult {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+CmdResult Ccreplay(const std::string& args) {
+  const std::string cmd = std::string(CCREPLAY_BINARY) + " " + args + " 2>&1";
+  CmdResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("ccreplay_cli_test_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Path(const std::string& name) const { return dir_ / name; }
+  static std::string Slurp(const std::string& path) {
+    std::ifstream f(path);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+  }
+  void Write(const std::string& path, const std::string& text) {
+    std::ofstream(path) << text;
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(CliTest, MathReproducesTheSelfCheckTable) {
+  const CmdResult r = Ccreplay("math --legacy");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  // SPEC.md §2: corrected and legacy columns, 4 decimals.
+  EXPECT_THAT(r.out, HasSubstr("Dense_MLP  allreduce          458752       "
+                               "1.9643          2.6543"));
+  EXPECT_THAT(r.out, HasSubstr("2.3284"));
+  EXPECT_THAT(r.out, HasSubstr("0.7355"));
+  EXPECT_THAT(r.out, HasSubstr("5.2886"));
+  EXPECT_THAT(r.out, HasSubstr("7.8372"));
+}
+
+// Parses the baseline CSV: the replay/Math ratio of every row.
+TEST_F(CliTest, BaselineRunsOnTheDefaultAndEveryRowIsNearMath) {
+  const std::string csv = Path("baseline.csv");
+  const std::string json = Path("baseline.json");
+  const CmdResult r = Ccreplay("baseline --csv " + csv + " --json " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("one model pass"));
+  std::istringstream lines(Slurp(csv));
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(line,
+            "module,operator,primitive,N,topology,bytes,math_us,replay_us,"
+            "replay/math,busbw_GBps,repeat");
+  int rows = 0;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> f;
+    std::stringstream ls(line);
+    for (std::string cell; std::getline(ls, cell, ',');) f.push_back(cell);
+    ASSERT_EQ(f.size(), 11u) << line;
+    const double math = std::stod(f[6]);
+    const double replay = std::stod(f[7]);
+    EXPECT_GE(replay / math, 0.95) << line;
+    EXPECT_LE(replay / math, 1.25) << line;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 8);
+  EXPECT_THAT(Slurp(json), HasSubstr("\"total_replay_us\":"));
+}
+
+TEST_F(CliTest, LowerThenReplayWritesATimelineAndReportsBandwidth) {
+  const std::string trace = Path("ar.txtpb");
+  const std::string timeline = Path("ar.json");
+  CmdResult r = Ccreplay("lower --op allreduce --n 4 --bytes 64K -o " + trace);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("allreduce ring, N=4, 65536 bytes"));
+  r = Ccreplay("replay " + trace + " --timeline " + timeline);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("topology ring"));
+  EXPECT_THAT(r.out, HasSubstr("allreduce N=4 65536 bytes: algbw"));
+  const std::string tl = Slurp(timeline);
+  EXPECT_THAT(tl, HasSubstr("\"traceEvents\""));
+  EXPECT_THAT(tl, HasSubstr("\"name\":\"cdma 0\""));
+  EXPECT_THAT(tl, HasSubstr("MsgWait qp"));
+}
+
+TEST_F(CliTest, ReplayingTheSameTraceTwiceGivesIdenticalOutputs) {
+  const std::string trace = Path("a2a.pb");
+  ASSERT_EQ(Ccreplay("lower --op alltoall --n 8 --bytes 100000 --topology "
+                     "switch -o " +
+                     trace)
+                .exit_code,
+            0);
+  const CmdResult a = Ccreplay("replay " + trace + " --timeline " +
+                               Path("1.json") + " --json " + Path("1r.json"));
+  const CmdResult b = Ccreplay("replay " + trace + " --timeline " +
+                               Path("2.json") + " --json " + Path("2r.json"));
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_EQ(Slurp(Path("1.json")), Slurp(Path("2.json")));
+  EXPECT_GT(Slurp(Path("1.json")).size(), 1000u);
+  EXPECT_EQ(Slurp(Path("1r.json")), Slurp(Path("2r.json")));
+}
+
+TEST_F(CliTest, TextTypoNamesLineAndColumnAndExitsOne) {
+  const std::string trace = Path("typo.txtpb");
+  Write(trace,
+        "header { format_version: FORMAT_VERSION_1 num_chips: 2 }\n"
+        "chips { chip: 0 streams { id: 0 instructions {\n"
+        "  transfer { qp_id: 0 dst_chp: 1 bytes: 8 } } } }\n");
+  const CmdResult r = Ccreplay("replay " + trace);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.out, HasSubstr("typo.txtpb:3:"));
+  EXPECT_THAT(r.out, HasSubstr("dst_chp"));
+}
+
+TEST_F(CliTest, OutOfRangeChipNamesTheInstructionAndWritesNoOutput) {
+  const std::string trace = Path("bad.txtpb");
+  const std::string timeline = Path("bad.json");
+  Write(trace,
+        "header { format_version: FORMAT_VERSION_1 num_chips: 2 }\n"
+        "chips { chip: 1 streams { id: 0 instructions {\n"
+        "  transfer { qp_id: 0 dst_chip: 7 bytes: 8 } } } }\n");
+  const CmdResult r = Ccreplay("replay " + trace + " --timeline " + timeline);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.out, HasSubstr("chip 1, stream 0, instruction 0 (Transfer): "
+                               "dst_chip 7 out of range [0, 2)"));
+  EXPECT_FALSE(std::filesystem::exists(timeline));
+}
+
+TEST_F(CliTest, DeadlockedTraceEndsWithTheStuckStreamAndNoOutput) {
+  const std::string trace = Path("dead.txtpb");
+  const std::string timeline = Path("dead.json");
+  Write(trace,
+        "header { format_version: FORMAT_VERSION_1 num_chips: 2 }\n"
+        "chips { chip: 0 streams { id: 3 instructions {\n"
+        "  msg_wait { qp_id: 0 count: 1 } } } }\n");
+  const CmdResult r = Ccreplay("replay " + trace + " --timeline " + timeline);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.out, HasSubstr("deadlock"));
+  EXPECT_THAT(r.out, HasSubstr("chip 0, stream 3, instruction 0 (MsgWait): "
+                               "waits for 1 message(s) on qp 0, has 0"));
+  EXPECT_FALSE(std::filesystem::exists(timeline));
+}
+
+TEST_F(CliTest, NotATraceSaysSo) {
+  const std::string junk = Path("junk.pb");
+  Write(junk, std::string("\xff\xff\xff\x07garbage", 11));
+  const CmdResult r = Ccreplay("replay " + junk);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.out, HasSubstr("not a ccreplay trace"));
+}
+
+TEST_F(CliTest, BadHardwareConfigNamesTheField) {
+  const std::string hw = Path("hw.txtpb");
+  std::string text =
+      Slurp(std::string(CCREPLAY_SOURCE_DIR) + "/traces/tps186.hw.txtpb");
+  const std::string from = "bandwidth_bytes_per_s: 400000000000";
+  text.replace(text.find(from), from.size(), "bandwidth_bytes_per_s: 0");
+  Write(hw, text);
+  const CmdResult r = Ccreplay("baseline --hw " + hw);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.out, HasSubstr("link.bandwidth_bytes_per_s: must be > 0"));
+}
+
+TEST_F(CliTest, UsageErrorsExitTwo) {
+  EXPECT_EQ(Ccreplay("").exit_code, 2);
+  EXPECT_EQ(Ccreplay("frobnicate").exit_code, 2);
+  EXPECT_EQ(Ccreplay("lower --op allreduce").exit_code, 2);  // no -o
+  EXPECT_EQ(Ccreplay("replay /nonexistent/trace.pb").exit_code, 2);
+  const CmdResult help = Ccreplay("replay --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.out, HasSubstr("--timeline"));
+}
+
+TEST_F(CliTest, BadSizesAreInputErrors) {
+  CmdResult r =
+      Ccreplay("lower --op allreduce --bytes 1.5M -o " + Path("x.pb"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.out, HasSubstr("bad byte size '1.5M'"));
+  r = Ccreplay("lower --op allreduce --bytes 0 -o " + Path("x.pb"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_FALSE(std::filesystem::exists(Path("x.pb")));
+  r = Ccreplay("lower --op allreduce --n 1 -o " + Path("x.pb"));
+  EXPECT_EQ(r.exit_code, 1);
+  r = Ccreplay("lower --op allreduce --topology torus -o " + Path("x.pb"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.out, HasSubstr("unknown topology 'torus'"));
+}
+
+}  // namespace
