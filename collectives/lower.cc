@@ -13,7 +13,7 @@ namespace {
 
 using lowering::ChunkOffset;
 using lowering::ChunkSize;
-using lowering::kDataQp;
+using lowering::DataCounter;
 using lowering::kReadyQp;
 using lowering::ModSub;
 using lowering::NumStripes;
@@ -21,7 +21,10 @@ using lowering::StripeOffset;
 using lowering::StripeSize;
 
 constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
-constexpr uint64_t kU32Max = std::numeric_limits<uint32_t>::max();
+
+// A MsgWait count is a uint32; the largest one the lowerings emit is n (the
+// pairwise wait on one stripe's counter).
+static_assert(lowering::kMaxChips <= std::numeric_limits<uint32_t>::max());
 
 // The largest engine count a qp_id can name without overflowing uint32 and
 // the one hw/config.cc accepts from a config file.
@@ -55,15 +58,25 @@ class StreamBuilder {
     m->set_dst_qp_id(counter);
   }
 
+  // Waits until every stripe of an incoming block of `bytes` bytes has
+  // landed: one message on each stripe's counter, stripes in increasing
+  // order.
+  void WaitBlock(uint64_t bytes) {
+    const uint32_t stripes = NumStripes(bytes, engines_);
+    for (uint32_t j = 0; j < stripes; ++j) MsgWait(DataCounter(j), 1);
+  }
+
   // Sends the block [src, src + bytes) of this chip to [dst, dst + bytes) of
   // dst_chip, striped over NumStripes(bytes) engines: per stripe j a Transfer
   // on MakeQp(j, 0) (none for an empty block) followed on the same qp by its
-  // data-arrival message (MsgSend when dst_chip is this chip).
+  // data-arrival message to stripe j's counter, DataCounter(j) == MakeQp(j, 0)
+  // (MsgSend when dst_chip is this chip).
   void SendBlock(uint32_t dst_chip, uint64_t src, uint64_t dst, uint64_t bytes,
                  v1::ReduceOp reduce) {
     const uint32_t stripes = NumStripes(bytes, engines_);
     for (uint32_t j = 0; j < stripes; ++j) {
       const uint32_t qp = MakeQp(j, 0);
+      const uint32_t counter = DataCounter(j);
       const uint64_t size = StripeSize(bytes, engines_, j);
       const uint64_t offset = StripeOffset(bytes, engines_, j);
       if (size > 0) {
@@ -78,9 +91,9 @@ class StreamBuilder {
       if (dst_chip == chip_) {
         v1::MsgSend* m = stream_->add_instructions()->mutable_msg_send();
         m->set_qp_id(qp);
-        m->set_dst_qp_id(kDataQp);
+        m->set_dst_qp_id(counter);
       } else {
-        RemoteMsgSend(qp, dst_chip, kDataQp);
+        RemoteMsgSend(qp, dst_chip, counter);
       }
     }
   }
@@ -115,19 +128,20 @@ RingStep RingStepOf(v1::CollectiveOp op, uint32_t n, uint32_t chip,
 }
 
 // An upper bound on the instructions of the whole trace, computed before any
-// is emitted. Every block has at most NumStripes(largest chunk) stripes, each
-// a Transfer and a message. No overflow: n <= 2^16, steps < 2^17, k <= 2^16.
+// is emitted. Every block has at most S = NumStripes(largest chunk) stripes:
+// sending it takes a Transfer and a message per stripe, waiting for it one
+// MsgWait per stripe. No overflow: n <= 2^16, steps < 2^17, k <= 2^16.
 uint64_t InstructionBound(const CollectiveSpec& spec, uint32_t k) {
   const uint64_t n = spec.n;
-  const uint64_t per_block =
-      2 * uint64_t{NumStripes(ChunkSize(spec.bytes, spec.n, 0), k)};
+  const uint64_t stripes = NumStripes(ChunkSize(spec.bytes, spec.n, 0), k);
   if (IsRingOp(spec.op)) {
     const uint64_t steps = RingSteps(spec.op, spec.n);
-    // ready send + ready wait + per step (wait + block) + final wait.
-    return n * (3 + steps * (1 + per_block));
+    // ready send + ready wait + per step (send a block + wait for one: the
+    // steps-1 in-loop waits and the final one) + 1 to spare.
+    return n * (3 + steps * 3 * stripes);
   }
-  // n-1 ready sends + ready wait + n blocks + data wait.
-  return n * ((n - 1) + 1 + n * per_block + 1);
+  // n-1 ready sends + ready wait + n blocks + data waits + 1 to spare.
+  return n * ((n - 1) + 1 + n * 2 * stripes + stripes + 1);
 }
 
 absl::Status Validate(const CollectiveSpec& spec, const HwConfig& hw,
@@ -168,13 +182,6 @@ absl::Status Validate(const CollectiveSpec& spec, const HwConfig& hw,
           absl::StrCat("alltoall of ", spec.bytes, " bytes over ", spec.n,
                        " chips needs output buffers ending past 2^64 - 1"));
     }
-    // The final data wait counts n blocks' stripes in one uint32.
-    const uint64_t count =
-        uint64_t{spec.n} * NumStripes(ChunkSize(spec.bytes, spec.n, 0), k);
-    if (count > kU32Max) {
-      return Invalid(absl::StrCat("alltoall would wait for ", count,
-                                  " messages at once, more than 2^32 - 1"));
-    }
   }
   const uint64_t bound = InstructionBound(spec, k);
   if (bound > lowering::kMaxInstructions) {
@@ -206,16 +213,18 @@ void LowerRingChip(const CollectiveSpec& spec, uint32_t k, uint32_t chip,
   const uint32_t steps = RingSteps(spec.op, n);
   for (uint32_t s = 0; s < steps; ++s) {
     if (s > 0) {
-      // The block prev sent me at step s-1 is what I forward now.
+      // The block prev sent me at step s-1 is what I forward now. Stripe j's
+      // counter is fed only by prev's qp MakeQp(j, 0), in step order, so the
+      // message this wait consumes is step s-1's stripe j (docs/lowering.md).
       const uint32_t in = RingStepOf(spec.op, n, prev, s - 1).chunk;
-      b.MsgWait(kDataQp, NumStripes(ChunkSize(m, n, in), k));
+      b.WaitBlock(ChunkSize(m, n, in));
     }
     const RingStep out = RingStepOf(spec.op, n, chip, s);
     const uint64_t addr = ChunkOffset(m, n, out.chunk);
     b.SendBlock(next, addr, addr, ChunkSize(m, n, out.chunk), out.reduce);
   }
   const uint32_t last = RingStepOf(spec.op, n, prev, steps - 1).chunk;
-  b.MsgWait(kDataQp, NumStripes(ChunkSize(m, n, last), k));
+  b.WaitBlock(ChunkSize(m, n, last));
 }
 
 void LowerPairwiseChip(const CollectiveSpec& spec, uint32_t k, uint32_t chip,
@@ -237,8 +246,13 @@ void LowerPairwiseChip(const CollectiveSpec& spec, uint32_t k, uint32_t chip,
     b.SendBlock(peer, ChunkOffset(m, n, peer), m + uint64_t{chip} * size, size,
                 v1::REDUCE_NONE);
   }
-  // Every chip, me included, sends me a block of ChunkSize(m, n, chip).
-  b.MsgWait(kDataQp, n * NumStripes(ChunkSize(m, n, chip), k));
+  // Every chip, me included, sends me a block of ChunkSize(m, n, chip), so
+  // stripe j's counter receives one message from each of the n blocks when
+  // j < S(ChunkSize(m, n, chip)) and none otherwise. Many senders share a
+  // counter here, but each wait counts everything its counter will ever
+  // receive, so the order among them does not matter.
+  const uint32_t stripes = NumStripes(ChunkSize(m, n, chip), k);
+  for (uint32_t j = 0; j < stripes; ++j) b.MsgWait(DataCounter(j), n);
 }
 
 }  // namespace

@@ -18,8 +18,16 @@ namespace lowering {
 
 // Message counters (MsgWait qp_id, MsgSend/RemoteMsgSend dst_qp_id) the
 // lowered traces use on every chip.
-// Counts data-arrival messages: one per stripe of every incoming block.
-inline constexpr uint32_t kDataQp = MakeQp(0, 0);
+//
+// Counts the data-arrival messages of stripe `stripe` of incoming blocks: one
+// per incoming block with more than `stripe` stripes. It is the id of the qp
+// the stripe and its message ride on, so each counter is fed by one qp per
+// sender and, with one sender (the ring's prev), counts that sender's blocks
+// in the order it sent them.
+constexpr uint32_t DataCounter(uint32_t stripe) { return MakeQp(stripe, 0); }
+// Stripe 0's data counter: the only one for blocks of one stripe (and for
+// empty blocks, whose single message-only stripe is stripe 0).
+inline constexpr uint32_t kDataQp = DataCounter(0);
 // Counts ready (rendezvous) messages: "my buffer may now be written".
 inline constexpr uint32_t kReadyQp = MakeQp(0, 1);
 
@@ -27,7 +35,7 @@ inline constexpr uint32_t kReadyQp = MakeQp(0, 1);
 inline constexpr uint32_t kMaxChips = 65536;
 // Largest number of instructions (all chips together) a lowering emits.
 // About 1.3 GB serialized, under protobuf's 2 GB cap on one message; a
-// 1024-chip ring AllReduce over 8 engines needs about 36 million.
+// 1024-chip ring AllReduce over 8 engines needs about 50 million.
 inline constexpr uint64_t kMaxInstructions = uint64_t{1} << 26;
 
 }  // namespace lowering
