@@ -1,5 +1,6 @@
 #include "hw/topology.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -7,22 +8,42 @@
 namespace ccreplay {
 
 namespace {
+
 constexpr uint32_t kNoLink = std::numeric_limits<uint32_t>::max();
+constexpr uint16_t kUnreached = std::numeric_limits<uint16_t>::max();
+// Backwards-BFS work (links x destination chips) Build accepts: a few
+// seconds. Board topologies of several thousand chips fit; a full mesh fits
+// up to 1024 chips (1M links, about 3 s).
+constexpr uint64_t kMaxRouteWork = uint64_t{1} << 30;
+
 }  // namespace
 
 absl::StatusOr<Topology> Topology::Build(TopologyKind kind,
                                          uint32_t num_chips) {
-  if (num_chips < 1 || num_chips > kMaxChips) {
+  return Build(kind, num_chips, TopologyParams{});
+}
+
+absl::StatusOr<Topology> Topology::Build(TopologyKind kind, uint32_t num_chips,
+                                         const TopologyParams& params) {
+  auto fail = [&](absl::string_view what) {
     return absl::InvalidArgumentError(
-        absl::StrCat("topology ", TopologyName(kind), ": ", num_chips,
-                     " chips is outside [1, ", kMaxChips, "]"));
+        absl::StrCat("topology ", TopologyName(kind), ": ", what));
+  };
+  if (num_chips < 1 || num_chips > kMaxChips) {
+    return fail(
+        absl::StrCat(num_chips, " chips is outside [1, ", kMaxChips, "]"));
   }
+  auto resolved = ResolveTopologyParams(kind, num_chips, params);
+  if (!resolved.ok()) return fail(resolved.status().message());
   Topology t;
   t.kind_ = kind;
+  t.params_ = *resolved;
   t.num_chips_ = num_chips;
+  t.num_nodes_ = num_chips;
+  const uint32_t cpb = t.params_.chips_per_board;
   switch (kind) {
     case TopologyKind::kRing:
-      t.num_nodes_ = num_chips;
+    case TopologyKind::kRingUni:
       t.out_links_.resize(t.num_nodes_);
       // Cable i joins chip i and chip i+1. Adding i -> i+1 before i+1 -> i
       // for every cable makes ties go in the increasing direction.
@@ -30,7 +51,11 @@ absl::StatusOr<Topology> Topology::Build(TopologyKind kind,
         t.AddCable(0, 1);
       } else if (num_chips > 2) {
         for (uint32_t i = 0; i < num_chips; ++i) {
-          t.AddCable(i, (i + 1) % num_chips);
+          if (kind == TopologyKind::kRing) {
+            t.AddCable(i, (i + 1) % num_chips);
+          } else {
+            t.AddLink(i, (i + 1) % num_chips);
+          }
         }
       }
       break;
@@ -39,59 +64,223 @@ absl::StatusOr<Topology> Topology::Build(TopologyKind kind,
       t.out_links_.resize(t.num_nodes_);
       for (uint32_t i = 0; i < num_chips; ++i) t.AddCable(i, num_chips);
       break;
+    case TopologyKind::kFullMesh:
+      t.out_links_.resize(t.num_nodes_);
+      for (uint32_t a = 0; a < num_chips; ++a) {
+        for (uint32_t b = a + 1; b < num_chips; ++b) t.AddCable(a, b);
+      }
+      break;
+    case TopologyKind::kBoardRing: {
+      t.out_links_.resize(t.num_nodes_);
+      t.CableBoardMeshes();
+      // Chip k of board b to chip k of board b+1: every chip has two
+      // external ports (one when there are two boards, none for one).
+      const uint32_t boards = num_chips / cpb;
+      const uint32_t cables = boards == 2 ? 1 : (boards > 2 ? boards : 0);
+      for (uint32_t b = 0; b < cables; ++b) {
+        for (uint32_t k = 0; k < cpb; ++k) {
+          t.AddCable(b * cpb + k, ((b + 1) % boards) * cpb + k);
+        }
+      }
+      break;
+    }
+    case TopologyKind::kBoardFatTree: {
+      const uint32_t boards = num_chips / cpb;
+      const uint32_t spines = t.params_.fat_tree_spines;
+      t.num_nodes_ = num_chips + boards + spines;
+      t.out_links_.resize(t.num_nodes_);
+      t.CableBoardMeshes();
+      for (uint32_t c = 0; c < num_chips; ++c) {
+        t.AddCable(c, num_chips + c / cpb);  // uplink to the board's leaf
+      }
+      for (uint32_t b = 0; b < boards; ++b) {
+        for (uint32_t s = 0; s < spines; ++s) {
+          t.AddCable(num_chips + b, num_chips + boards + s);
+        }
+      }
+      break;
+    }
+    case TopologyKind::kBoardDragonfly:
+      t.out_links_.resize(t.num_nodes_);
+      t.CableBoardMeshes();
+      t.CableDragonfly();
+      break;
+    case TopologyKind::kTorus2D:
+      t.out_links_.resize(t.num_nodes_);
+      t.CableTorus();
+      break;
+  }
+  const uint64_t entries = static_cast<uint64_t>(t.num_nodes_) * num_chips;
+  if (entries > kMaxRouteEntries) {
+    return fail(absl::StrCat(t.num_nodes_, " nodes x ", num_chips,
+                             " chips is more than the ", kMaxRouteEntries,
+                             " route-table entries ccreplay supports"));
+  }
+  if (static_cast<uint64_t>(t.links_.size()) * num_chips > kMaxRouteWork) {
+    return fail(absl::StrCat(t.links_.size(), " links x ", num_chips,
+                             " chips is more routing work than the ",
+                             kMaxRouteWork, " ccreplay supports"));
   }
   if (auto s = t.ComputeRoutes(); !s.ok()) return s;
   return t;
 }
 
+void Topology::CableBoardMeshes() {
+  const uint32_t cpb = params_.chips_per_board;
+  for (uint32_t first = 0; first < num_chips_; first += cpb) {
+    for (uint32_t a = first; a < first + cpb; ++a) {
+      for (uint32_t b = a + 1; b < first + cpb; ++b) AddCable(a, b);
+    }
+  }
+}
+
+void Topology::CableDragonfly() {
+  const uint32_t cpb = params_.chips_per_board;
+  const uint32_t g = params_.dragonfly_group_boards;
+  const uint32_t group_chips = g * cpb;
+  const uint32_t groups = num_chips_ / group_chips;
+  // Local: within a group, every pair of boards joined chip k to chip k.
+  for (uint32_t first = 0; first < num_chips_; first += group_chips) {
+    for (uint32_t p = 0; p < g; ++p) {
+      for (uint32_t q = p + 1; q < g; ++q) {
+        for (uint32_t k = 0; k < cpb; ++k) {
+          AddCable(first + p * cpb + k, first + q * cpb + k);
+        }
+      }
+    }
+  }
+  if (groups < 2) return;
+  // Global: group i has h * group_chips global port slots (h ports per
+  // chip, the fewest that give every other group a cable); slot s sits on
+  // the group's chip s mod group_chips. Each group pair gets
+  // `per_pair` cables; the t-th cable between i and j uses slot
+  // t * (groups - 1) + rank_i(j) of i, where rank_i(j) is j's position among
+  // the groups other than i (j < i ? j : j - 1).
+  const uint32_t peers = groups - 1;
+  const uint32_t h = (peers + group_chips - 1) / group_chips;
+  const uint32_t per_pair = h * group_chips / peers;
+  auto chip_of = [&](uint32_t group, uint32_t peer_rank, uint32_t t) {
+    return group * group_chips + (t * peers + peer_rank) % group_chips;
+  };
+  for (uint32_t i = 0; i < groups; ++i) {
+    for (uint32_t j = i + 1; j < groups; ++j) {
+      for (uint32_t t = 0; t < per_pair; ++t) {
+        AddCable(chip_of(i, j - 1, t), chip_of(j, i, t));
+      }
+    }
+  }
+}
+
+void Topology::CableTorus() {
+  const uint32_t nx = params_.torus_x;
+  const uint32_t ny = params_.torus_y;
+  // All x cables first, then all y cables: a chip's out links list x moves
+  // before y moves, so the first equal-cost next hop is dimension-ordered
+  // (x first). A dimension of 2 has one cable, of 1 none.
+  for (uint32_t y = 0; y < ny; ++y) {
+    for (uint32_t x = 0; x < nx; ++x) {
+      if (nx > 2 || (nx == 2 && x == 0)) {
+        AddCable(y * nx + x, y * nx + (x + 1) % nx);
+      }
+    }
+  }
+  for (uint32_t y = 0; y < ny; ++y) {
+    for (uint32_t x = 0; x < nx; ++x) {
+      if (ny > 2 || (ny == 2 && y == 0)) {
+        AddCable(y * nx + x, ((y + 1) % ny) * nx + x);
+      }
+    }
+  }
+}
+
 void Topology::AddCable(uint32_t a, uint32_t b) {
+  AddLink(a, b);
+  AddLink(b, a);
+}
+
+void Topology::AddLink(uint32_t a, uint32_t b) {
   out_links_[a].push_back(static_cast<uint32_t>(links_.size()));
   links_.push_back({a, b});
-  out_links_[b].push_back(static_cast<uint32_t>(links_.size()));
-  links_.push_back({b, a});
 }
 
 absl::Status Topology::ComputeRoutes() {
-  next_.assign(static_cast<size_t>(num_nodes_) * num_chips_, kNoLink);
+  const size_t entries = static_cast<size_t>(num_nodes_) * num_chips_;
+  hops_.assign(entries, kUnreached);
   // Incoming links per node, for the backwards search from each destination.
   std::vector<std::vector<uint32_t>> in_links(num_nodes_);
   for (uint32_t l = 0; l < links_.size(); ++l) {
     in_links[links_[l].dst].push_back(l);
   }
-  std::vector<uint32_t> dist(num_nodes_);
+  // One BFS per destination on a small contiguous distance array (it stays
+  // in cache), then scattered into the node-major table.
+  std::vector<uint16_t> dist(num_nodes_);
   std::vector<uint32_t> frontier;
   for (uint32_t dst = 0; dst < num_chips_; ++dst) {
-    dist.assign(num_nodes_, kNoLink);
+    dist.assign(num_nodes_, kUnreached);
     dist[dst] = 0;
     frontier.assign(1, dst);
     for (size_t head = 0; head < frontier.size(); ++head) {
       const uint32_t v = frontier[head];
       for (uint32_t l : in_links[v]) {
         const uint32_t u = links_[l].src;
-        if (dist[u] == kNoLink) {
-          dist[u] = dist[v] + 1;
+        if (dist[u] == kUnreached) {
+          dist[u] = static_cast<uint16_t>(dist[v] + 1);
           frontier.push_back(u);
         }
       }
     }
     for (uint32_t u = 0; u < num_nodes_; ++u) {
-      if (u == dst) continue;
-      if (dist[u] == kNoLink) {
-        if (u < num_chips_) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("topology ", TopologyName(kind_), ": ", NodeName(u),
-                           " cannot reach chip ", dst));
-        }
-        continue;
+      if (u < num_chips_ && dist[u] == kUnreached) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("topology ", TopologyName(kind_), ": ", NodeName(u),
+                         " cannot reach chip ", dst));
       }
-      for (uint32_t l : out_links_[u]) {
-        if (dist[links_[l].dst] + 1 == dist[u]) {
-          next_[static_cast<size_t>(u) * num_chips_ + dst] = l;
-          break;
-        }
-      }
+      hops_[Index(u, dst)] = dist[u];
     }
   }
+  // Candidates, node-major so that one node's lists are contiguous. Per node
+  // two passes over its out links (count, then fill), each streaming two rows
+  // of hops_; a link enters a list when its far end is one hop closer.
+  // Within a list the links keep cabling order.
+  next_.assign(entries, kNoLink);
+  alt_begin_.assign(entries + 1, 0);
+  alt_.clear();
+  std::vector<uint32_t> cursor(num_chips_);
+  for (uint32_t u = 0; u < num_nodes_; ++u) {
+    const uint16_t* row_u = &hops_[Index(u, 0)];
+    std::fill(cursor.begin(), cursor.end(), 0);
+    for (uint32_t l : out_links_[u]) {
+      const uint16_t* row_v = &hops_[Index(links_[l].dst, 0)];
+      for (uint32_t dst = 0; dst < num_chips_; ++dst) {
+        cursor[dst] += (row_v[dst] + 1 == row_u[dst]) ? 1 : 0;
+      }
+    }
+    uint64_t at = alt_.size();
+    for (uint32_t dst = 0; dst < num_chips_; ++dst) {
+      const uint32_t count = cursor[dst];
+      alt_begin_[Index(u, dst)] = static_cast<uint32_t>(at);
+      cursor[dst] = static_cast<uint32_t>(at);
+      at += count;
+    }
+    if (at > std::numeric_limits<uint32_t>::max()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("topology ", TopologyName(kind_),
+                       ": too many equal-cost routes to store"));
+    }
+    alt_.resize(at);
+    for (uint32_t l : out_links_[u]) {
+      const uint16_t* row_v = &hops_[Index(links_[l].dst, 0)];
+      for (uint32_t dst = 0; dst < num_chips_; ++dst) {
+        if (row_v[dst] + 1 == row_u[dst]) alt_[cursor[dst]++] = l;
+      }
+    }
+    for (uint32_t dst = 0; dst < num_chips_; ++dst) {
+      const size_t i = Index(u, dst);
+      if (alt_begin_[i] != cursor[dst]) next_[i] = alt_[alt_begin_[i]];
+    }
+  }
+  alt_begin_[entries] = static_cast<uint32_t>(alt_.size());
+  alt_.shrink_to_fit();
   return absl::OkStatus();
 }
 
@@ -103,6 +292,22 @@ std::vector<uint32_t> Topology::Path(uint32_t src, uint32_t dst) const {
     node = links_[l].dst;
   }
   return path;
+}
+
+std::vector<uint32_t> Topology::Path(uint32_t src, uint32_t dst,
+                                     uint32_t flow_hash) const {
+  std::vector<uint32_t> path;
+  for (uint32_t node = src; node != dst;) {
+    const uint32_t l = NextLink(node, dst, flow_hash);
+    path.push_back(l);
+    node = links_[l].dst;
+  }
+  return path;
+}
+
+uint32_t Topology::FlowHash(uint32_t src_chip, uint32_t dst_chip, uint32_t qp) {
+  // Two rounds of the per-hop mix: (src, dst) then qp.
+  return Mix(Mix(src_chip, dst_chip), qp);
 }
 
 std::string Topology::NodeName(uint32_t node) const {

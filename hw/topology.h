@@ -1,9 +1,11 @@
 // The system graph: chips and switches joined by directed links (one per
-// direction of every full-duplex cable), with a precomputed next-hop table.
+// direction of every full-duplex cable), with precomputed shortest-path
+// routes. docs/topologies.md describes the cabling of every kind.
 #ifndef CCREPLAY_HW_TOPOLOGY_H_
 #define CCREPLAY_HW_TOPOLOGY_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,42 +23,116 @@ struct DirectedLink {
 
 class Topology {
  public:
-  // num_chips must be in [1, kMaxChips] (hw/config.h); otherwise
-  // InvalidArgument.
+  // Largest route table (nodes x chips) Build accepts: 2^26 entries, about
+  // 8192 chips. Larger systems return InvalidArgument rather than allocate
+  // gigabytes.
+  static constexpr uint64_t kMaxRouteEntries = uint64_t{1} << 26;
+
+  // Build(kind, n) = Build(kind, n, TopologyParams{}).
   static absl::StatusOr<Topology> Build(TopologyKind kind, uint32_t num_chips);
+  // num_chips must be in [1, kMaxChips] (hw/config.h) and `params` must shape
+  // num_chips chips as `kind` (ResolveTopologyParams); otherwise
+  // InvalidArgument, e.g. "topology board-ring: chips_per_board: 60 chips is
+  // not a multiple of 8". Every chip must reach every chip.
+  static absl::StatusOr<Topology> Build(TopologyKind kind, uint32_t num_chips,
+                                        const TopologyParams& params);
 
   TopologyKind kind() const { return kind_; }
+  // The parameters with every "choose" (0) resolved, e.g. torus_x/torus_y.
+  const TopologyParams& params() const { return params_; }
   uint32_t num_chips() const { return num_chips_; }
   uint32_t num_nodes() const { return num_nodes_; }
+  uint32_t num_switches() const { return num_nodes_ - num_chips_; }
   bool IsSwitch(uint32_t node) const { return node >= num_chips_; }
   const std::vector<DirectedLink>& links() const { return links_; }
+  // Links leaving `node`, in the order they were cabled. Its size is the
+  // node's port count (a full-duplex cable is one port).
+  const std::vector<uint32_t>& OutLinks(uint32_t node) const {
+    return out_links_[node];
+  }
 
-  // The link a packet at `node` takes towards chip `dst_chip`.
+  // Hops on a shortest path from `node` to chip `dst_chip`.
+  uint32_t Hops(uint32_t node, uint32_t dst_chip) const {
+    return hops_[Index(node, dst_chip)];
+  }
+
+  // Every next hop of a shortest path from `node` to `dst_chip`: the links
+  // leaving `node` towards a node one hop closer, in cabling order.
+  // REQUIRES: node != dst_chip, both in range.
+  std::span<const uint32_t> NextLinks(uint32_t node, uint32_t dst_chip) const {
+    const size_t i = Index(node, dst_chip);
+    return {alt_.data() + alt_begin_[i], alt_begin_[i + 1] - alt_begin_[i]};
+  }
+  // The first of NextLinks(node, dst_chip): the link cabled first wins ties.
   // REQUIRES: node != dst_chip, both in range.
   uint32_t NextLink(uint32_t node, uint32_t dst_chip) const {
-    return next_[static_cast<size_t>(node) * num_chips_ + dst_chip];
+    return next_[Index(node, dst_chip)];
   }
-  // Links on the path from chip `src` to chip `dst` (empty when equal).
-  std::vector<uint32_t> Path(uint32_t src, uint32_t dst) const;
+  // One of NextLinks(node, dst_chip), chosen by flow_hash: candidate
+  // floor(Mix(flow_hash, node) * count / 2^32). The same (flow_hash, node,
+  // dst_chip) always gives the same link, so a flow (one qp) keeps one path;
+  // mixing in `node` keeps the choices of successive hops independent.
+  // REQUIRES: node != dst_chip, both in range.
+  uint32_t NextLink(uint32_t node, uint32_t dst_chip,
+                    uint32_t flow_hash) const {
+    const size_t i = Index(node, dst_chip);
+    const uint32_t begin = alt_begin_[i];
+    const uint32_t count = alt_begin_[i + 1] - begin;
+    if (count == 1) return alt_[begin];
+    const uint64_t pick =
+        (static_cast<uint64_t>(Mix(flow_hash, node)) * count) >> 32;
+    return alt_[begin + pick];
+  }
 
-  // "chip 3", "switch 0".
+  // Links on the path from chip `src` to chip `dst` (empty when equal), by
+  // NextLink(node, dst) or NextLink(node, dst, flow_hash).
+  std::vector<uint32_t> Path(uint32_t src, uint32_t dst) const;
+  std::vector<uint32_t> Path(uint32_t src, uint32_t dst,
+                             uint32_t flow_hash) const;
+
+  // The flow hash the replay uses for a packet stream: a fixed mix of the
+  // source chip, destination chip and qp_id (no seed, no state).
+  static uint32_t FlowHash(uint32_t src_chip, uint32_t dst_chip, uint32_t qp);
+  // The per-hop mix of NextLink: splitmix64's finaliser of
+  // (flow_hash << 32 | node), upper 32 bits.
+  static uint32_t Mix(uint32_t flow_hash, uint32_t node) {
+    uint64_t z =
+        (static_cast<uint64_t>(flow_hash) << 32 | node) + 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return static_cast<uint32_t>((z ^ (z >> 31)) >> 32);
+  }
+
+  // "chip 3", "switch 0". Fat-tree: switches [0, boards) are the leaves
+  // (leaf b serves board b), the rest the spines.
   std::string NodeName(uint32_t node) const;
   // "chip 3 -> switch 0".
   std::string LinkName(uint32_t link) const;
 
  private:
   Topology() = default;
+  size_t Index(uint32_t node, uint32_t dst_chip) const {
+    return static_cast<size_t>(node) * num_chips_ + dst_chip;
+  }
   void AddCable(uint32_t a, uint32_t b);
-  // Shortest paths by hop count; among equal next hops the link added first
-  // wins, which makes routing deterministic.
+  void AddLink(uint32_t a, uint32_t b);  // one direction only
+  void CableBoardMeshes();
+  void CableDragonfly();
+  void CableTorus();
+  // Shortest paths by hop count, one backwards BFS per destination chip.
   absl::Status ComputeRoutes();
 
   TopologyKind kind_ = TopologyKind::kRing;
+  TopologyParams params_;
   uint32_t num_chips_ = 0;
   uint32_t num_nodes_ = 0;
   std::vector<DirectedLink> links_;
   std::vector<std::vector<uint32_t>> out_links_;  // per node, in add order
-  std::vector<uint32_t> next_;                    // num_nodes x num_chips
+  // Per (node, dst chip), row-major by node (Index):
+  std::vector<uint32_t> next_;       // first equal-cost next link
+  std::vector<uint16_t> hops_;       // shortest distance
+  std::vector<uint32_t> alt_begin_;  // candidates in alt_[begin[i], begin[i+1])
+  std::vector<uint32_t> alt_;        // all equal-cost next links, flat
 };
 
 }  // namespace ccreplay

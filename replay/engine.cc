@@ -23,16 +23,28 @@ enum EventKind : uint32_t {
   kArrive,         // a = packet, b = node: the packet's last byte arrived
   kSwitchForward,  // a = packet, b = switch node: forwarding latency elapsed
   kMsgLocal,       // a = op (MsgSend): delivered to the local counter
+  kPortKick,       // a = port: a lane group may be free, try to transmit
+  kCreditReturn,   // a = port, b = bytes: buffer space at the far end freed
 };
+
+// Packets an engine may have waiting in one lane-group queue of a port before
+// it stops reading (double buffering: two queued, a third just read). An
+// engine therefore never injects faster than the link takes its packets.
+constexpr uint32_t kEngineStagingPackets = 2;
 
 enum class PacketKind : uint8_t { kData, kMsg, kCts, kAck };
 
 struct Packet {
   PacketKind kind = PacketKind::kData;
-  uint32_t src = 0;      // chip
-  uint32_t dst = 0;      // chip
-  uint32_t op = 0;       // the instruction it belongs to (global index)
-  uint32_t payload = 0;  // bytes
+  uint32_t src = 0;          // chip
+  uint32_t dst = 0;          // chip
+  uint32_t op = 0;           // the instruction it belongs to (global index)
+  uint32_t payload = 0;      // bytes
+  uint32_t lg = 0;           // lane group on the current link (hash interleave)
+  uint32_t in_link = kNone;  // link it arrived on; kNone at its source
+  uint64_t addr = 0;         // global address (GlobalAddress) of its first byte
+  uint32_t flow = 0;         // Topology::FlowHash(src, dst, qp): picks the path
+  TimePs queued_at;          // when it entered its current port's queue
 };
 
 enum class WaitKind : uint8_t { kNone, kMsgWait, kFence, kDone };
@@ -55,10 +67,16 @@ struct OpState {
   uint64_t arrived = 0;     // payload bytes landed at the destination
   uint32_t match = kNone;   // Send: its Receive; Receive: its Send
   uint32_t send_index = 0;  // Send: position among Sends of its chip pair
+  uint32_t data_seq = 0;    // Transfer/Send: order among its qp's data ops
 };
 
 struct Engine {
   std::array<std::vector<uint32_t>, kVcBanksPerCdma> vc_queue;
+  // Data phase of `current`: packets are read at the engine's rate from
+  // (base_time, base_bytes); a stall at a full port moves the base.
+  TimePs base_time;
+  uint64_t base_bytes = 0;
+  uint32_t blocked_port = kNone;  // holding a read packet for this port
   std::array<size_t, kVcBanksPerCdma> vc_head{};
   uint32_t chip = 0;
   uint32_t current = kNone;  // op in its data phase
@@ -85,6 +103,27 @@ class Sim {
   uint32_t EngineIndex(uint32_t chip, uint32_t qp) const {
     return chip * hw_.cdma_engines + CdmaOfQp(qp);
   }
+  size_t QpSlot(uint32_t chip, uint32_t qp) const {
+    return static_cast<size_t>(chip) * hw_.num_qps() + qp;
+  }
+  // The address the lane-group hash sees for a control packet of
+  // instruction `g`: a message by its destination counter, a clear-to-send
+  // by the receive buffer, an acknowledgement by the end of the write. It
+  // depends on the instruction's fields only, never on its position.
+  uint64_t ControlAddr(PacketKind kind, uint32_t g) const {
+    const Instr& in = InstrAt(g);
+    switch (kind) {
+      case PacketKind::kMsg:
+        return (uint64_t{in.peer} << 20) | (uint64_t{in.dst_qp} << 8);
+      case PacketKind::kCts:
+        return in.dst_addr;
+      default:
+        return in.dst_addr + in.bytes;
+    }
+  }
+  // Records that data op `g` has landed, and delivers the messages on its
+  // qp that were waiting for it.
+  void DataLanded(uint32_t g, TimePs now);
   uint32_t& Counter(uint32_t chip, uint32_t qp) {
     return counters_[static_cast<size_t>(chip) * hw_.num_qps() + qp];
   }
@@ -94,9 +133,30 @@ class Sim {
   void StartOp(uint32_t e, uint32_t g, TimePs now);
   void EmitNext(uint32_t e, TimePs now);
   void FinishDataPhase(uint32_t e, TimePs now);
-  void Inject(PacketKind kind, uint32_t src, uint32_t dst, uint32_t op,
-              uint32_t payload, TimePs now);
-  void SendOnLink(uint32_t packet, uint32_t link, TimePs now);
+  // Creates a packet at chip `src` and queues it at its first port on
+  // `input`. Returns the port.
+  uint32_t Inject(PacketKind kind, uint32_t src, uint32_t dst, uint32_t op,
+                  uint32_t payload, uint64_t addr, uint32_t input, TimePs now);
+  // The qp a packet of instruction `g` travels as.
+  uint32_t PacketQp(uint32_t g) const { return InstrAt(g).qp_id; }
+  // The first link of the path of flow (src, dst, qp). Packets of one qp
+  // between two chips share a flow, hence a path, hence their order.
+  uint32_t FirstPort(uint32_t src, uint32_t dst, uint32_t qp) const {
+    return topo_.NextLink(src, dst, Topology::FlowHash(src, dst, qp));
+  }
+  void EnqueueAt(uint32_t port, uint32_t input, uint32_t packet, TimePs now);
+  void TryTransmit(uint32_t port, TimePs now);
+  uint32_t WireBytes(const Packet& pk) const {
+    return pk.payload + hw_.packet_header_bytes;
+  }
+  // Engine `e` holds a read packet for `port`: may it queue it there?
+  bool EngineMayQueue(uint32_t e, uint32_t port, uint64_t addr) {
+    const uint32_t lg =
+        hw_.interleave_round_robin ? 0 : InterleaveHash(addr, hw_.lane_groups);
+    return ports_[port].queue(e % hw_.cdma_engines, lg).size() <
+           kEngineStagingPackets;
+  }
+  void DeliverMessage(uint32_t op, TimePs now);
   void Deliver(uint32_t packet, TimePs now);
   void CompleteOp(uint32_t g, TimePs now);
   void AddMessage(uint32_t chip, uint32_t qp, TimePs now);
@@ -119,7 +179,16 @@ class Sim {
   std::vector<OpState> ops_;
   std::vector<StreamState> streams_;
   std::vector<Engine> engines_;
-  std::vector<Link> links_;
+  std::vector<Port> ports_;         // one per directed link
+  std::vector<uint32_t> in_index_;  // per link: input number at its dst node
+  TimePs flight_;                   // link latency + propagation
+  // Write + msg ordering: per (chip, qp), data-moving instructions started
+  // and landed, and messages that arrived before their data.
+  std::vector<uint32_t> data_started_;
+  std::vector<uint32_t> data_landed_;  // landed prefix: all seq < it landed
+  std::vector<std::vector<bool>> landed_seq_;
+  std::vector<uint32_t> msg_after_;  // per op: data ops on its qp before it
+  std::vector<std::vector<uint32_t>> held_msgs_;  // per (chip, qp)
   std::vector<uint32_t> counters_;
   std::vector<std::vector<uint32_t>> waiters_;  // per counter: stream slots
   std::vector<Packet> packets_;
@@ -166,10 +235,29 @@ absl::StatusOr<ReplayResult> Sim::Run() {
   for (uint32_t e = 0; e < engines_.size(); ++e) {
     engines_[e].chip = e / hw_.cdma_engines;
   }
-  for (size_t l = 0; l < topo_.links().size(); ++l) {
-    links_.emplace_back(hw_.link_bytes_per_s, hw_.link_latency,
-                        hw_.link_propagation);
+  // Inputs of a chip's port: its engines, then the acknowledgement path,
+  // then every incoming link (relays). Inputs of a switch port: its
+  // incoming links.
+  flight_ = hw_.link_latency + hw_.link_propagation;
+  std::vector<uint32_t> in_degree(topo_.num_nodes(), 0);
+  in_index_.resize(topo_.links().size());
+  for (uint32_t l = 0; l < topo_.links().size(); ++l) {
+    in_index_[l] = in_degree[topo_.links()[l].dst]++;
   }
+  for (uint32_t l = 0; l < topo_.links().size(); ++l) {
+    const uint32_t node = topo_.links()[l].src;
+    const uint32_t inputs = topo_.IsSwitch(node)
+                                ? in_degree[node]
+                                : hw_.cdma_engines + 1 + in_degree[node];
+    ports_.emplace_back(inputs, hw_.lane_groups,
+                        hw_.interleave_round_robin ? 1 : hw_.lane_groups,
+                        hw_.link_buffer_bytes);
+  }
+  data_started_.assign(static_cast<size_t>(n) * hw_.num_qps(), 0);
+  data_landed_.assign(data_started_.size(), 0);
+  held_msgs_.resize(data_started_.size());
+  landed_seq_.resize(data_started_.size());
+  msg_after_.assign(total, 0);
   counters_.assign(static_cast<size_t>(n) * hw_.num_qps(), 0);
   waiters_.resize(counters_.size());
   r_.chip_finish.assign(n, TimePs::Zero());
@@ -209,23 +297,40 @@ absl::StatusOr<ReplayResult> Sim::Run() {
         ops_[g].emitted = ops_[g].arrived = InstrAt(g).bytes;
         r_.instrs[g].landed = now;
         FinishDataPhase(ev.a, now);
+        DataLanded(g, now);
         CompleteOp(g, now);
         break;
       }
       case kArrive: {
         const uint32_t node = ev.b;
-        const Packet pk = packets_[ev.a];
+        const Packet& pk = packets_[ev.a];
         if (topo_.IsSwitch(node)) {
           q_.Push(now + hw_.switch_forwarding, kSwitchForward, ev.a, node);
         } else if (node != pk.dst) {
-          SendOnLink(ev.a, topo_.NextLink(node, pk.dst), now);
+          // Relayed by the chip's router: it keeps its buffer space until
+          // it has been sent on.
+          EnqueueAt(topo_.NextLink(node, pk.dst, pk.flow),
+                    hw_.cdma_engines + 1 + in_index_[pk.in_link], ev.a, now);
         } else {
+          // Written to GMEM at once: the buffer space is free again, and the
+          // credit travels back over the link.
+          q_.Push(now + flight_, kCreditReturn, pk.in_link, WireBytes(pk));
           Deliver(ev.a, now);
         }
         break;
       }
-      case kSwitchForward:
-        SendOnLink(ev.a, topo_.NextLink(ev.b, packets_[ev.a].dst), now);
+      case kSwitchForward: {
+        const Packet& pk = packets_[ev.a];
+        EnqueueAt(topo_.NextLink(ev.b, pk.dst, pk.flow), in_index_[pk.in_link],
+                  ev.a, now);
+        break;
+      }
+      case kPortKick:
+        TryTransmit(ev.a, now);
+        break;
+      case kCreditReturn:
+        ports_[ev.a].ReturnCredit(ev.b);
+        TryTransmit(ev.a, now);
         break;
       case kMsgLocal: {
         const Instr& in = InstrAt(ev.a);
@@ -252,8 +357,8 @@ absl::StatusOr<ReplayResult> Sim::Run() {
   }
   r_.makespan = TimePs::Zero();
   for (TimePs t : r_.chip_finish) r_.makespan = Max(r_.makespan, t);
-  r_.links.reserve(links_.size());
-  for (const Link& l : links_) r_.links.push_back(l.stats());
+  r_.links.reserve(ports_.size());
+  for (const Port& p : ports_) r_.links.push_back(p.stats());
   return std::move(r_);
 }
 
@@ -384,6 +489,9 @@ void Sim::StartOp(uint32_t e, uint32_t g, TimePs now) {
         ops_[recv].match = g;
       }
       eng.current = g;
+      eng.base_time = now;
+      eng.base_bytes = 0;
+      ops_[g].data_seq = data_started_[QpSlot(chip, in.qp_id)]++;
       if (in.kind == OpKind::kTransfer && in.peer == chip) {
         q_.Push(now + SerializationTime(in.bytes, hw_.cdma_bytes_per_s),
                 kLocalDone, e);
@@ -398,12 +506,13 @@ void Sim::StartOp(uint32_t e, uint32_t g, TimePs now) {
       // The receive is posted: a clear-to-send goes to the sender. The
       // engine is free again at once; the data arrives later.
       Inject(PacketKind::kCts, chip, in.peer, g, hw_.message_payload_bytes,
-             now);
+             ControlAddr(PacketKind::kCts, g), CdmaOfQp(in.qp_id), now);
       t.end = now;
       return;
     case OpKind::kRemoteMsgSend:
+      msg_after_[g] = data_started_[QpSlot(chip, in.qp_id)];
       Inject(PacketKind::kMsg, chip, in.peer, g, hw_.message_payload_bytes,
-             now);
+             ControlAddr(PacketKind::kMsg, g), CdmaOfQp(in.qp_id), now);
       t.end = now;
       return;
     case OpKind::kMsgSend:
@@ -416,21 +525,32 @@ void Sim::StartOp(uint32_t e, uint32_t g, TimePs now) {
 }
 
 void Sim::EmitNext(uint32_t e, TimePs now) {
-  const uint32_t g = engines_[e].current;
+  Engine& eng = engines_[e];
+  const uint32_t g = eng.current;
   const Instr& in = InstrAt(g);
   OpState& op = ops_[g];
   const uint32_t chunk = static_cast<uint32_t>(
       std::min<uint64_t>(in.bytes - op.emitted, hw_.packet_payload_bytes));
+  const uint32_t port = FirstPort(eng.chip, in.peer, in.qp_id);
+  if (!EngineMayQueue(e, port,
+                      GlobalAddress(in.peer, in.dst_addr + op.emitted))) {
+    // The port still holds this engine's previous packet: keep the one just
+    // read and stop reading until the port takes it (TryTransmit resumes).
+    eng.blocked_port = port;
+    return;
+  }
+  Inject(PacketKind::kData, eng.chip, in.peer, g, chunk,
+         in.dst_addr + op.emitted, e % hw_.cdma_engines, now);
   op.emitted += chunk;
-  Inject(PacketKind::kData, engines_[e].chip, in.peer, g, chunk, now);
   if (op.emitted < in.bytes) {
-    // Packet k is handed to the link once the engine has read its payload:
-    // at start + (bytes read so far) / rate, with no rounding drift.
+    // Packet k is handed over once the engine has read its payload: at
+    // base + (bytes read since base) / rate, with no rounding drift.
     const uint64_t next =
         std::min<uint64_t>(in.bytes - op.emitted, hw_.packet_payload_bytes);
-    q_.Push(r_.instrs[g].start +
-                SerializationTime(op.emitted + next, hw_.cdma_bytes_per_s),
-            kCdmaEmit, e);
+    q_.Push(
+        eng.base_time + SerializationTime(op.emitted - eng.base_bytes + next,
+                                          hw_.cdma_bytes_per_s),
+        kCdmaEmit, e);
     return;
   }
   FinishDataPhase(e, now);
@@ -454,19 +574,124 @@ uint32_t Sim::NewPacket(const Packet& pk) {
   return static_cast<uint32_t>(packets_.size() - 1);
 }
 
-void Sim::Inject(PacketKind kind, uint32_t src, uint32_t dst, uint32_t op,
-                 uint32_t payload, TimePs now) {
-  const uint32_t id = NewPacket(Packet{kind, src, dst, op, payload});
+uint32_t Sim::Inject(PacketKind kind, uint32_t src, uint32_t dst, uint32_t op,
+                     uint32_t payload, uint64_t addr, uint32_t input,
+                     TimePs now) {
+  Packet pk;
+  pk.kind = kind;
+  pk.src = src;
+  pk.dst = dst;
+  pk.op = op;
+  pk.payload = payload;
+  pk.addr = GlobalAddress(dst, addr);
+  pk.flow = Topology::FlowHash(src, dst, PacketQp(op));
+  const uint32_t id = NewPacket(pk);
   r_.packets++;
   if (kind == PacketKind::kData) r_.bytes_sent[src] += payload;
-  SendOnLink(id, topo_.NextLink(src, dst), now);
+  const uint32_t port = topo_.NextLink(src, dst, pk.flow);
+  EnqueueAt(port, input, id, now);
+  return port;
 }
 
-void Sim::SendOnLink(uint32_t packet, uint32_t link, TimePs now) {
-  const Packet& pk = packets_[packet];
-  const uint32_t wire = pk.payload + hw_.packet_header_bytes;
-  const TimePs arrive = links_[link].Send(now, wire, pk.payload);
-  q_.Push(arrive, kArrive, packet, topo_.links()[link].dst);
+void Sim::EnqueueAt(uint32_t port, uint32_t input, uint32_t packet,
+                    TimePs now) {
+  Packet& pk = packets_[packet];
+  pk.queued_at = now;
+  if (!hw_.interleave_round_robin) {
+    pk.lg = InterleaveHash(pk.addr, hw_.lane_groups);
+  }
+  ports_[port].Enqueue(input, pk.lg, packet);
+  TryTransmit(port, now);
+}
+
+void Sim::TryTransmit(uint32_t port, TimePs now) {
+  Port& pt = ports_[port];
+  const uint32_t lanes = pt.lane_groups();
+  const uint32_t inputs = pt.num_inputs();
+  bool credit_blocked = false;
+  // Each free lane group serves one waiting packet; a lane group frees again
+  // when its packet has been serialised (kPortKick). Round-robin
+  // interleaving deals packets to the lane groups strictly in turn: the next
+  // packet waits for the lane group whose turn it is.
+  for (uint32_t k = 0; k < lanes && pt.waiting() > 0; ++k) {
+    const uint32_t lg = hw_.interleave_round_robin ? pt.rr_lg : k;
+    if (!pt.LgFree(lg, now)) {
+      if (hw_.interleave_round_robin) break;
+      continue;
+    }
+    // Arbitrate over the inputs with a packet for this lane group.
+    // Round-robin: start after the input served last. FIFO: the packet
+    // queued first (ties: the lower input).
+    uint32_t chosen = kNone;
+    for (uint32_t j = 0; j < inputs; ++j) {
+      const uint32_t i = hw_.switch_fifo ? j : (pt.rr_input(lg) + j) % inputs;
+      const std::deque<uint32_t>& q = pt.queue(i, lg);
+      if (q.empty()) continue;
+      const Packet& head = packets_[q.front()];
+      if (!pt.HasCredit(WireBytes(head))) {
+        credit_blocked = true;
+        continue;
+      }
+      if (hw_.switch_fifo && chosen != kNone &&
+          packets_[pt.queue(chosen, lg).front()].queued_at <= head.queued_at) {
+        continue;
+      }
+      chosen = i;
+      if (!hw_.switch_fifo) break;
+    }
+    if (chosen == kNone) continue;
+    LinkStats& st = pt.stats();
+    if (pt.stalled_since != TimePs::Max()) {
+      st.credit_stall += now - pt.stalled_since;
+      pt.stalled_since = TimePs::Max();
+    }
+    const uint32_t id = pt.PopFrom(chosen, lg);
+    Packet& pk = packets_[id];
+    const uint32_t wire = WireBytes(pk);
+    // One lane group carries 1/lanes of the link's bandwidth.
+    const TimePs ser = SerializationTime(static_cast<uint64_t>(wire) * lanes,
+                                         hw_.link_bytes_per_s);
+    const TimePs end = now + ser;
+    pt.Occupy(lg, end);
+    pt.TakeCredit(wire);
+    st.packets++;
+    st.wire_bytes += wire;
+    st.payload_bytes += pk.payload;
+    st.busy += ser;
+    st.queued += now - pk.queued_at;
+    if (now < st.first_start) st.first_start = now;
+    st.last_end = Max(st.last_end, end);
+    st.lg_packets[lg]++;
+    st.lg_busy[lg] += ser;
+    st.lg_last_end[lg] = end;
+    if (pk.in_link != kNone) {
+      // It leaves the buffer of the previous hop: credit goes back there.
+      q_.Push(end + flight_, kCreditReturn, pk.in_link, wire);
+    }
+    pk.in_link = port;
+    q_.Push(end, kPortKick, port);
+    q_.Push(end + flight_, kArrive, id, topo_.links()[port].dst);
+    if (!hw_.switch_fifo) pt.rr_input(lg) = (chosen + 1) % inputs;
+    if (hw_.interleave_round_robin) pt.rr_lg = (lg + 1) % lanes;
+    // An engine waiting for room at this port may hand over its packet.
+    const uint32_t node = topo_.links()[port].src;
+    if (!topo_.IsSwitch(node) && chosen < hw_.cdma_engines) {
+      const uint32_t e = node * hw_.cdma_engines + chosen;
+      Engine& eng = engines_[e];
+      if (eng.blocked_port == port) {
+        eng.blocked_port = kNone;
+        const Instr& in = InstrAt(eng.current);
+        const uint64_t held = std::min<uint64_t>(
+            in.bytes - ops_[eng.current].emitted, hw_.packet_payload_bytes);
+        eng.base_time = now;
+        eng.base_bytes = ops_[eng.current].emitted + held;
+        q_.Push(now, kCdmaEmit, e);
+      }
+    }
+  }
+  if (credit_blocked && pt.stalled_since == TimePs::Max()) {
+    pt.stalled_since = now;
+  }
 }
 
 void Sim::Deliver(uint32_t packet, TimePs now) {
@@ -485,17 +710,26 @@ void Sim::Deliver(uint32_t packet, TimePs now) {
         }
         // The destination acknowledges the whole write to the source.
         Inject(PacketKind::kAck, pk.dst, pk.src, pk.op,
-               hw_.message_payload_bytes, now);
+               hw_.message_payload_bytes, ControlAddr(PacketKind::kAck, pk.op),
+               hw_.cdma_engines, now);
+        DataLanded(pk.op, now);
       }
       break;
     }
     case PacketKind::kAck:
       CompleteOp(pk.op, now);
       break;
-    case PacketKind::kMsg:
-      r_.instrs[pk.op].landed = r_.instrs[pk.op].complete = now;
-      AddMessage(pk.dst, InstrAt(pk.op).dst_qp, now);
+    case PacketKind::kMsg: {
+      // Write + msg: the message counts only once every earlier data
+      // instruction on its qp has landed (lane groups may reorder packets).
+      const size_t slot = QpSlot(pk.src, InstrAt(pk.op).qp_id);
+      if (data_landed_[slot] >= msg_after_[pk.op]) {
+        DeliverMessage(pk.op, now);
+      } else {
+        held_msgs_[slot].push_back(pk.op);
+      }
       break;
+    }
     case PacketKind::kCts: {
       // At the sender (pk.dst) from the receiver (pk.src).
       PairState& pair = Pair(pk.dst, pk.src);
@@ -505,6 +739,31 @@ void Sim::Deliver(uint32_t packet, TimePs now) {
       break;
     }
   }
+}
+
+void Sim::DeliverMessage(uint32_t op, TimePs now) {
+  r_.instrs[op].landed = r_.instrs[op].complete = now;
+  AddMessage(InstrAt(op).peer, InstrAt(op).dst_qp, now);
+}
+
+void Sim::DataLanded(uint32_t g, TimePs now) {
+  const size_t slot = QpSlot(r_.instrs[g].chip, InstrAt(g).qp_id);
+  std::vector<bool>& seen = landed_seq_[slot];
+  const uint32_t seq = ops_[g].data_seq;
+  if (seen.size() <= seq) seen.resize(seq + 1, false);
+  seen[seq] = true;
+  uint32_t& prefix = data_landed_[slot];
+  while (prefix < seen.size() && seen[prefix]) ++prefix;
+  auto& held = held_msgs_[slot];
+  size_t kept = 0;
+  for (uint32_t m : held) {
+    if (prefix >= msg_after_[m]) {
+      DeliverMessage(m, now);
+    } else {
+      held[kept++] = m;
+    }
+  }
+  held.resize(kept);
 }
 
 void Sim::CompleteOp(uint32_t g, TimePs now) {

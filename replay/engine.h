@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "hw/config.h"
-#include "hw/link.h"
+#include "hw/port.h"
 #include "hw/topology.h"
 #include "hw/units.h"
 #include "replay/program.h"

@@ -101,8 +101,12 @@ TEST(EndToEndTest, TwoReplaysGiveByteIdenticalTimelines) {
 TEST(EndToEndTest, TwoChipAllReduceStepByStep) {
   // N=2 ring AllReduce of 458,752 bytes on TPS186 (8 engines): a rendezvous
   // message, then two steps (reduce-scatter, all-gather) of 229,376 bytes.
+  // One lane group, so that the link serialises every packet in turn (lane
+  // groups and their hash are tested in engine_test).
+  HwConfig hw = DefaultTps186();
+  hw.lane_groups = 1;
   auto run = LowerAndReplay(Spec(v1::ALLREDUCE, 2, 458752, TopologyKind::kRing),
-                            DefaultTps186(), {});
+                            hw, {});
   ASSERT_TRUE(run.ok()) << run.status();
   const int64_t flight = 200000 + 25000;      // link latency + propagation
   const int64_t msg_wire = (4 + 32) * 5 / 2;  // 90 ps at 2.5 ps/byte

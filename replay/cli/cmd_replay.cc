@@ -21,6 +21,7 @@ struct ReplayArgs {
   std::string topology;
   std::string timeline;
   uint64_t max_events = 0;
+  bool links = false;
 };
 
 int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
@@ -28,9 +29,9 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   if (!hw.ok()) return Fail(hw.status());
   auto trace = ReadTraceFile(a.trace);
   if (!trace.ok()) return Fail(trace.status());
-  std::optional<TopologyKind> topo;
+  std::optional<TopologyChoice> topo;
   if (!a.topology.empty()) {
-    auto k = ParseTopologyName(a.topology);
+    auto k = ParseTopologyChoice(a.topology, *hw);
     if (!k.ok()) return Fail(k.status());
     topo = *k;
   }
@@ -53,7 +54,9 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
     if (!s.ok()) return Fail(s);
   }
   std::cout << "trace " << a.trace << " on " << hw->name << ", topology "
-            << TopologyName(run->topology->kind()) << "\n"
+            << TopologySpecString(run->topology->kind(),
+                                  run->topology->params())
+            << "\n"
             << "total " << PsToUsString(r.makespan) << " us (all streams done)"
             << ", drained " << PsToUsString(r.drained) << " us, " << r.events
             << " events, " << r.packets << " packets\n";
@@ -69,11 +72,34 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
             BusBwFactor(coll.op(), coll.n()));
   }
   std::cout << chips.ToText();
+  auto links = LinkTable(*run->topology, r, *hw);
+  if (!links.ok()) return Fail(links.status());
+  if (a.links) {
+    std::cout << links->ToText();
+  } else {
+    // The busiest switch port by time queued, which is where contention
+    // shows first.
+    size_t worst = r.links.size();
+    for (size_t l = 0; l < r.links.size(); ++l) {
+      if (!run->topology->IsSwitch(run->topology->links()[l].src)) continue;
+      if (worst == r.links.size() ||
+          r.links[l].queued > r.links[worst].queued) {
+        worst = l;
+      }
+    }
+    if (worst < r.links.size()) {
+      std::cout << "busiest switch port: " << run->topology->LinkName(worst)
+                << ", peak " << r.links[worst].peak_depth
+                << " packets waiting, " << PsToUsString(r.links[worst].queued)
+                << " us queued in all (--links for every link)\n";
+    }
+  }
   const std::string json = absl::StrCat(
       "{\"trace\":\"", a.trace, "\",\"hw\":\"", hw->name,
       "\",\"total_us\":", PsToUsString(r.makespan),
       ",\"drained_us\":", PsToUsString(r.drained), ",\"events\":", r.events,
-      ",\"packets\":", r.packets, ",\"chips\":", chips.ToJson(), "}\n");
+      ",\"packets\":", r.packets, ",\"chips\":", chips.ToJson(),
+      ",\"links\":", links->ToJson(), "}\n");
   auto s = WriteOutputs(
       {{a.timeline,
         a.timeline.empty() ? std::string() : TimelineJson(run->program, r)},
@@ -97,10 +123,13 @@ void AddReplayCommand(CLI::App& app, int* exit_code) {
   args->common.AddHw(cmd);
   args->common.AddCsvJson(cmd);
   cmd->add_option("--topology", args->replay.topology,
-                  "ring or switch (default: the trace header's, else "
+                  "name[:params], e.g. ring, switch, fullmesh, board-ring, "
+                  "torus2d:8x8 (default: the trace header's, else "
                   "the config's)");
   cmd->add_option("--timeline", args->replay.timeline,
                   "write a Chrome/Perfetto JSON timeline");
+  cmd->add_flag("--links", args->replay.links,
+                "print every link's use and queueing");
   cmd->add_option("--max-events", args->replay.max_events,
                   "stop with an error after this many events (0 = no "
                   "limit)");

@@ -12,10 +12,17 @@
 
 namespace ccreplay {
 
-absl::StatusOr<TopologyKind> ChooseTopology(
+absl::StatusOr<TopologyChoice> ParseTopologyChoice(absl::string_view text,
+                                                   const HwConfig& hw) {
+  auto spec = ParseTopologySpec(text, hw.topology_params);
+  if (!spec.ok()) return spec.status();
+  return TopologyChoice(spec->first, spec->second);
+}
+
+absl::StatusOr<TopologyChoice> ChooseTopology(
     const v1::Trace& trace, const HwConfig& hw,
-    std::optional<TopologyKind> override_kind) {
-  if (override_kind) return *override_kind;
+    std::optional<TopologyChoice> override_choice) {
+  if (override_choice) return *override_choice;
   const std::string& named = trace.header().collective().topology();
   if (!named.empty()) {
     auto k = ParseTopologyName(named);
@@ -23,20 +30,22 @@ absl::StatusOr<TopologyKind> ChooseTopology(
       return absl::InvalidArgumentError(
           absl::StrCat("header.collective.topology: ", k.status().message()));
     }
-    return *k;
+    return TopologyChoice(*k);
   }
-  return hw.topology;
+  return TopologyChoice(hw.topology);
 }
 
 absl::StatusOr<RunOutcome> ReplayTrace(const v1::Trace& trace,
                                        const HwConfig& hw,
-                                       std::optional<TopologyKind> topology,
+                                       std::optional<TopologyChoice> topology,
                                        const ReplayOptions& options) {
-  auto kind = ChooseTopology(trace, hw, topology);
-  if (!kind.ok()) return kind.status();
+  auto choice = ChooseTopology(trace, hw, topology);
+  if (!choice.ok()) return choice.status();
   auto program = ValidateAndDecode(trace, hw);
   if (!program.ok()) return program.status();
-  auto topo = Topology::Build(*kind, program->num_chips);
+  auto topo =
+      Topology::Build(choice->kind, program->num_chips,
+                      choice->params ? *choice->params : hw.topology_params);
   if (!topo.ok()) return topo.status();
   auto result = Replay(*program, hw, *topo, options);
   if (!result.ok()) return result.status();
@@ -105,6 +114,33 @@ absl::StatusOr<Table> BaselineTable(const Baseline& b) {
                        r.work.bytes, r.math_us, r.replay.us(),
                        r.replay.us() / r.math_us, r.busbw_gbps, r.work.repeat});
     if (!s.ok()) return s;
+  }
+  return t;
+}
+
+absl::StatusOr<Table> LinkTable(const Topology& topo, const ReplayResult& r,
+                                const HwConfig& hw) {
+  Table t({Table::Column::String("link"), Table::Column::Integer("packets"),
+           Table::Column::Integer("wire_bytes"),
+           Table::Column::Double("util", 3),
+           Table::Column::Integer("peak_waiting"),
+           Table::Column::Double("queued_us", 4),
+           Table::Column::Double("credit_stall_us", 4),
+           Table::Column::Double("lg_imbalance", 3),
+           Table::Column::Double("first_us", 4),
+           Table::Column::Double("last_us", 4)});
+  const double span = r.drained.us() * hw.lane_groups;
+  for (size_t l = 0; l < r.links.size(); ++l) {
+    const LinkStats& s = r.links[l];
+    if (s.packets == 0) continue;
+    TimePs most;
+    for (TimePs b : s.lg_busy) most = Max(most, b);
+    const double mean = s.busy.us() / static_cast<double>(s.lg_busy.size());
+    auto st = t.AddRow({topo.LinkName(static_cast<uint32_t>(l)), s.packets,
+                        s.wire_bytes, span > 0 ? s.busy.us() / span : 0.0,
+                        s.peak_depth, s.queued.us(), s.credit_stall.us(),
+                        most.us() / mean, s.first_start.us(), s.last_end.us()});
+    if (!st.ok()) return st;
   }
   return t;
 }

@@ -27,16 +27,30 @@ struct RunOutcome {
   ReplayResult result;
 };
 
-// The topology a trace runs on: `override_kind` if given, else the trace
-// header's collective.topology if it names one, else the config's.
-absl::StatusOr<TopologyKind> ChooseTopology(
+// A topology asked for by name: its kind and, when given on the command
+// line, its parameters (otherwise the config's topology parameters apply).
+struct TopologyChoice {
+  TopologyChoice(TopologyKind k) : kind(k) {}  // NOLINT: a kind is a choice
+  TopologyChoice(TopologyKind k, TopologyParams p) : kind(k), params(p) {}
+  TopologyKind kind;
+  std::optional<TopologyParams> params;
+};
+
+// Parses --topology: "name" or "name:key=value,..." (ParseTopologySpec).
+absl::StatusOr<TopologyChoice> ParseTopologyChoice(absl::string_view text,
+                                                   const HwConfig& hw);
+
+// The topology a trace runs on: `override_choice` if given, else the trace
+// header's collective.topology if it names one, else the config's; the
+// parameters are the choice's own or the config's.
+absl::StatusOr<TopologyChoice> ChooseTopology(
     const v1::Trace& trace, const HwConfig& hw,
-    std::optional<TopologyKind> override_kind);
+    std::optional<TopologyChoice> override_choice);
 
 // Validates, decodes and replays `trace`.
 absl::StatusOr<RunOutcome> ReplayTrace(const v1::Trace& trace,
                                        const HwConfig& hw,
-                                       std::optional<TopologyKind> topology,
+                                       std::optional<TopologyChoice> topology,
                                        const ReplayOptions& options);
 
 // Lowers `spec` and replays it on spec.topology.
@@ -66,6 +80,13 @@ absl::StatusOr<Baseline> RunBaseline(const std::vector<WorkloadRow>& workload,
                                      const HwConfig& hw);
 // The table `ccreplay baseline` prints.
 absl::StatusOr<Table> BaselineTable(const Baseline& b);
+
+// One row per directed link: packets, bytes, utilisation over the run,
+// peak queue depth, time queued, time stalled for credit, and how unevenly
+// its lane groups were loaded (busiest LG's busy time / mean), and when it
+// first and last carried a packet.
+absl::StatusOr<Table> LinkTable(const Topology& topo, const ReplayResult& r,
+                                const HwConfig& hw);
 
 // Parses a byte count: "1048576", "1M" (= 1048576), "64K", "2G", "1MiB",
 // "1.5M" is rejected (whole bytes only). Errors name the text.

@@ -1,0 +1,138 @@
+// The sending side of one directed link (a chip's output port, or a switch
+// output port): the link's lane groups (LGs), one FIFO queue per (input, LG)
+// so that a packet waiting for a busy LG never blocks one bound for an idle
+// LG, an arbiter per LG over the inputs, and the credits for the receive
+// buffer at the far end. With round-robin interleaving a packet takes
+// whichever LG is free next, so each input has a single queue.
+//
+// The port holds state only; the replay engine drives it with events (a lane
+// group becomes free, credit comes back) and calls the pure helpers here.
+#ifndef CCREPLAY_HW_PORT_H_
+#define CCREPLAY_HW_PORT_H_
+
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <vector>
+
+#include "hw/units.h"
+
+namespace ccreplay {
+
+struct LinkStats {
+  uint64_t packets = 0;
+  uint64_t wire_bytes = 0;  // payload + headers
+  uint64_t payload_bytes = 0;
+  TimePs busy;              // serialisation time summed over lane groups
+  TimePs queued;            // sum over packets of (start - queued at)
+  uint32_t peak_depth = 0;  // most packets waiting at once (not yet started)
+  TimePs credit_stall;      // time a ready packet waited for credit only
+  TimePs first_start = TimePs::Max();
+  TimePs last_end;
+  std::vector<uint64_t> lg_packets;  // per lane group
+  std::vector<TimePs> lg_busy;       // per lane group
+  std::vector<TimePs> lg_last_end;   // per lane group
+};
+
+// The lane group ITLV assigns to a packet whose payload goes to `addr`: the
+// 256-byte block number through a full-avalanche mixer (MurmurHash3's
+// 64-bit finaliser), modulo `lane_groups`. Every address bit moves the
+// result, so lane groups behave like independent draws: a few packets
+// collide statistically (one LG gets more than its share), many even out.
+// `addr` is the global address a packet header carries (GlobalAddress).
+constexpr uint32_t InterleaveHash(uint64_t addr, uint32_t lane_groups) {
+  uint64_t h = addr >> 8;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33;
+  return static_cast<uint32_t>(h % lane_groups);
+}
+
+// A packet's global address: the destination chip in the bits from 48 up,
+// above the 48-bit local GMEM address (higher local bits alias; the address
+// is only hashed).
+constexpr uint64_t GlobalAddress(uint32_t chip, uint64_t addr) {
+  return (uint64_t{chip} << 48) ^ addr;
+}
+
+class Port {
+ public:
+  static constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+
+  Port() = default;
+  // `queues_per_input` is lane_groups for hash interleaving, 1 for
+  // round-robin interleaving.
+  Port(uint32_t inputs, uint32_t lane_groups, uint32_t queues_per_input,
+       uint64_t buffer_bytes)
+      : lg_free_(lane_groups, TimePs::Zero()),
+        rr_input_(lane_groups, 0),
+        inputs_(inputs),
+        per_input_(queues_per_input),
+        queues_(static_cast<size_t>(inputs) * queues_per_input),
+        credits_(buffer_bytes == 0 ? kUnbounded
+                                   : static_cast<int64_t>(buffer_bytes)) {
+    stats_.lg_packets.assign(lane_groups, 0);
+    stats_.lg_busy.assign(lane_groups, TimePs::Zero());
+    stats_.lg_last_end.assign(lane_groups, TimePs::Zero());
+  }
+
+  uint32_t num_inputs() const { return inputs_; }
+  uint32_t lane_groups() const {
+    return static_cast<uint32_t>(lg_free_.size());
+  }
+  // The queue of `input` for lane group `lg` (lg is ignored, i.e. 0, with
+  // one queue per input).
+  std::deque<uint32_t>& queue(uint32_t input, uint32_t lg) {
+    return queues_[static_cast<size_t>(input) * per_input_ +
+                   (per_input_ == 1 ? 0 : lg)];
+  }
+  uint32_t waiting() const { return waiting_; }
+
+  void Enqueue(uint32_t input, uint32_t lg, uint32_t packet) {
+    queue(input, lg).push_back(packet);
+    ++waiting_;
+    if (waiting_ > stats_.peak_depth) stats_.peak_depth = waiting_;
+  }
+  uint32_t PopFrom(uint32_t input, uint32_t lg) {
+    std::deque<uint32_t>& q = queue(input, lg);
+    const uint32_t p = q.front();
+    q.pop_front();
+    --waiting_;
+    return p;
+  }
+  // Round-robin pointer of lane group `lg`'s arbiter over the inputs.
+  uint32_t& rr_input(uint32_t lg) { return rr_input_[lg]; }
+
+  bool LgFree(uint32_t lg, TimePs now) const { return lg_free_[lg] <= now; }
+  TimePs lg_free_at(uint32_t lg) const { return lg_free_[lg]; }
+  void Occupy(uint32_t lg, TimePs end) { lg_free_[lg] = end; }
+
+  bool HasCredit(uint32_t wire_bytes) const { return credits_ >= wire_bytes; }
+  void TakeCredit(uint32_t wire_bytes) {
+    if (credits_ != kUnbounded) credits_ -= wire_bytes;
+  }
+  void ReturnCredit(uint32_t wire_bytes) {
+    if (credits_ != kUnbounded) credits_ += wire_bytes;
+  }
+
+  uint32_t rr_lg = 0;  // next lane group for round-robin interleaving
+  TimePs stalled_since = TimePs::Max();  // waiting for credit since
+  LinkStats& stats() { return stats_; }
+  const LinkStats& stats() const { return stats_; }
+
+ private:
+  std::vector<TimePs> lg_free_;
+  std::vector<uint32_t> rr_input_;
+  uint32_t inputs_ = 0;
+  uint32_t per_input_ = 1;
+  std::vector<std::deque<uint32_t>> queues_;
+  int64_t credits_ = kUnbounded;
+  uint32_t waiting_ = 0;
+  LinkStats stats_;
+};
+
+}  // namespace ccreplay
+
+#endif  // CCREPLAY_HW_PORT_H_
