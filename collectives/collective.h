@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -28,6 +29,27 @@ struct CollectiveSpec {
   std::string algorithm = "ring";
   TopologyKind topology = TopologyKind::kRing;
   uint32_t cdma_engines = 0;  // engines to stripe over; 0 = all the config has
+  // Communicator groups: n is the system size, split into n / group_size
+  // groups of group_size consecutive chips that each run the collective
+  // (group g = chips [g*group_size, (g+1)*group_size)). 0 = one group of n.
+  uint32_t group_size = 0;
+  // Pipelining (ring, ring_2port, broadcast, reduce, p2p): each step's block
+  // is sent as pieces of at most chunk_bytes bytes, each forwarded as soon as
+  // it has landed. 0 = whole blocks.
+  uint64_t chunk_bytes = 0;
+  // BROADCAST / REDUCE / P2P: the source (root) rank inside each group.
+  uint32_t root = 0;
+  // P2P: the destination rank inside each group; kDefaultPeer = root + 1.
+  static constexpr uint32_t kDefaultPeer = 0xffffffffu;
+  uint32_t peer = kDefaultPeer;
+  // ALLTOALLV: bytes rank i sends rank p of its group, row-major
+  // (alltoallv_bytes[i * group + p]); every row sums to `bytes`. Built with
+  // AllToAllvMatrix() (collectives/alltoallv.h). Empty = uniform split.
+  std::vector<uint64_t> alltoallv_bytes;
+  std::string distribution;  // recorded in the header, e.g. "zipf:1.2:7"
+
+  // Chips per group: group_size, or n when it is 0.
+  uint32_t GroupSize() const { return group_size == 0 ? n : group_size; }
 };
 
 }  // namespace ccreplay

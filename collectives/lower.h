@@ -40,20 +40,27 @@ inline constexpr uint64_t kMaxInstructions = uint64_t{1} << 26;
 
 }  // namespace lowering
 
-// Lowers `spec` to a trace for `hw`: one chip program per participating chip
-// (chips 0..n-1), each with one stream (id 0), and a header describing the
-// collective and every chip's input/output buffers.
+// Lowers `spec` to a trace for `hw`: one chip program per chip (0..n-1), and
+// a header describing the collective, the lowering's choices and every
+// chip's input/output buffers. With spec.group_size = G the n chips form n/G
+// groups of G consecutive chips, each running the collective on its own.
 //
-// Supported: ALLREDUCE, ALLGATHER and REDUCESCATTER with algorithm "ring";
-// ALLTOALL with algorithm "pairwise"; any n in [2, 65536].
+// Supported (docs/algorithms.md): ALLREDUCE, ALLGATHER, REDUCESCATTER with
+// "ring", "ring_2port", "rh", "rd", "hd"; ALLTOALL with "pairwise", "bruck";
+// ALLTOALLV with "pairwise"; BROADCAST and REDUCE with "ring" (a pipelined
+// chain); P2P with "direct". Any n in [2, 65536] (the recursive algorithms
+// and Bruck also need enough counter ids: 3 per hardware engine).
 // The lowering stripes every block over K = spec.cdma_engines engines, or
-// hw.cdma_engines when spec.cdma_engines is 0.
+// hw.cdma_engines when spec.cdma_engines is 0; spec.chunk_bytes pipelines
+// the ring, ring_2port and chain algorithms.
 //
-// Returns InvalidArgument for an unsupported op/algorithm pair, bytes == 0,
-// n outside [2, 65536], hw.cdma_engines == 0, spec.cdma_engines >
-// hw.cdma_engines, buffers whose end would overflow uint64, or a trace of more
-// than lowering::kMaxInstructions instructions. Deterministic: equal inputs
-// give byte-identical serialized traces.
+// Returns InvalidArgument for an unsupported op/algorithm pair or option,
+// bytes == 0, n outside [2, 65536], a group size that does not divide n,
+// hw.cdma_engines == 0, spec.cdma_engines > hw.cdma_engines, buffers whose
+// end would overflow uint64, an AllToAllv matrix whose rows do not sum to
+// bytes, or a trace of more than lowering::kMaxInstructions instructions
+// (counted exactly by a dry run before anything is emitted). Deterministic:
+// equal inputs give byte-identical serialized traces.
 absl::StatusOr<v1::Trace> LowerCollective(const CollectiveSpec& spec,
                                           const HwConfig& hw);
 

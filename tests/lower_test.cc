@@ -990,18 +990,20 @@ TEST(LowerRingHazardTest, TwoChipsUnevenStripesAreSafeToo) {
 
 TEST(LowerErrorTest, UnsupportedOpOrAlgorithm) {
   CollectiveSpec s = Spec(v1::BROADCAST, 4, 1024, 0);
+  s.algorithm = "pairwise";
   absl::StatusOr<v1::Trace> t = LowerCollective(s, Hw(8));
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(t.status().message(), HasSubstr("'broadcast'"));
   EXPECT_THAT(t.status().message(),
               HasSubstr("supported: allreduce, allgather, reducescatter with "
-                        "'ring'; alltoall with 'pairwise'"));
+                        "'ring', 'ring_2port', 'rh', 'rd', 'hd'; alltoall with "
+                        "'pairwise', 'bruck'"));
 
   s = Spec(v1::ALLREDUCE, 4, 1024, 0);
-  s.algorithm = "rh";
+  s.algorithm = "bruck";
   EXPECT_THAT(LowerCollective(s, Hw(8)).status().message(),
-              HasSubstr("algorithm 'rh'"));
+              HasSubstr("algorithm 'bruck'"));
   s.op = v1::ALLTOALL;
   s.algorithm = "ring";
   EXPECT_FALSE(LowerCollective(s, Hw(8)).ok());
@@ -1053,13 +1055,14 @@ TEST(LowerLimitTest, HugeRingBufferFitsUint64) {
 }
 
 TEST(LowerLimitTest, InstructionCapBoundary) {
-  // Ring AllReduce, K = 1, chunks >= 1 byte: per chip 3 + 2(n-1) * 3
-  // instructions. n = 3345: 3345 * (3 + 6688 * 3) = 67124115 > 2^26, rejected
-  // before anything is emitted. (n = 3344 gives 67083984, under the cap.)
+  // Ring AllReduce, K = 1, chunks >= 1 byte: per chip 2 + 2(n-1) * 3
+  // instructions (counted exactly by a dry run). n = 3345: 3345 * (2 + 6688
+  // * 3) = 67120770 > 2^26 = 67108864, rejected before anything is emitted.
+  // (n = 3344 gives 3344 * (2 + 6686 * 3) = 67080352, under the cap.)
   absl::StatusOr<v1::Trace> t =
       LowerCollective(Spec(v1::ALLREDUCE, 3345, 1 << 20, 1), Hw(8));
   EXPECT_THAT(t.status().message(),
-              HasSubstr("would emit up to 67124115 instructions"));
+              HasSubstr("would emit 67120770 instructions"));
 }
 
 TEST(LowerLimitTest, MidSizeRingInstructionCount) {

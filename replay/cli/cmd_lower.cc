@@ -5,8 +5,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "collectives/alltoallv.h"
 #include "collectives/collective.h"
 #include "collectives/lower.h"
+#include "collectives/workload.h"
 #include "replay/cli/commands.h"
 #include "replay/cli/run.h"
 #include "replay/table.h"
@@ -23,6 +25,17 @@ struct LowerArgs {
   std::string algo;
   std::string topology = "ring";
   uint32_t cdma = 0;
+  uint32_t group_size = 0;
+  std::string chunk = "0";
+  uint32_t root = 0;
+  int64_t peer = -1;
+  std::string dist = "uniform";
+  // AllToAllv volume per chip (SPEC.md §1): used when --ep is given.
+  uint32_t ep = 0;
+  uint32_t batch_tokens = 1024;
+  uint32_t top_k = 8;
+  uint32_t hidden = 7168;
+  uint32_t dtype_bytes = kDispatchDtypeBytes;
   std::string output;
 };
 
@@ -40,6 +53,30 @@ absl::StatusOr<CollectiveSpec> SpecFrom(const LowerArgs& a) {
   if (!topo.ok()) return topo.status();
   spec.topology = *topo;
   spec.cdma_engines = a.cdma;
+  spec.group_size = a.group_size;
+  auto chunk = ParseByteSize(a.chunk);
+  if (!chunk.ok()) return chunk.status();
+  spec.chunk_bytes = *chunk;
+  spec.root = a.root;
+  if (a.peer >= 0) spec.peer = static_cast<uint32_t>(a.peer);
+  if (spec.op == v1::ALLTOALLV) {
+    if (a.ep != 0) {
+      EpParams ep;
+      ep.ep = a.ep;
+      ep.batch_tokens = a.batch_tokens;
+      ep.top_k = a.top_k;
+      ep.hidden = a.hidden;
+      auto b = EpBytesPerChip(ep, a.dtype_bytes);
+      if (!b.ok()) return b.status();
+      spec.bytes = *b;
+    }
+    auto dist = ParseAllToAllvDist(a.dist);
+    if (!dist.ok()) return dist.status();
+    auto v = AllToAllvMatrix(*dist, spec.GroupSize(), spec.bytes);
+    if (!v.ok()) return v.status();
+    spec.alltoallv_bytes = *std::move(v);
+    spec.distribution = AllToAllvDistName(*dist);
+  }
   return spec;
 }
 
@@ -57,7 +94,12 @@ int RunLower(const CommonFlags& c, const LowerArgs& a) {
   }
   std::cout << "wrote " << a.output << ": " << CollectiveOpName(spec->op) << " "
             << spec->algorithm << ", N=" << spec->n << ", " << spec->bytes
-            << " bytes, " << instrs << " instructions\n";
+            << " bytes, " << instrs << " instructions";
+  if (spec->GroupSize() != spec->n) {
+    std::cout << ", " << spec->n / spec->GroupSize() << " groups of "
+              << spec->GroupSize();
+  }
+  std::cout << "\n";
   return kExitOk;
 }
 
@@ -73,7 +115,8 @@ void AddLowerCommand(CLI::App& app, int* exit_code) {
       app.add_subcommand("lower", "lower a collective to a trace file");
   args->common.AddHw(cmd);
   cmd->add_option("--op", args->lower.op,
-                  "allreduce, allgather, reducescatter, alltoall")
+                  "allreduce, allgather, reducescatter, alltoall, alltoallv, "
+                  "broadcast, reduce, p2p")
       ->capture_default_str();
   cmd->add_option("--n", args->lower.n, "number of chips")
       ->capture_default_str();
@@ -81,11 +124,37 @@ void AddLowerCommand(CLI::App& app, int* exit_code) {
                   "M of SPEC.md section 2; binary units: 1M = 1048576")
       ->capture_default_str();
   cmd->add_option("--algo", args->lower.algo,
-                  "ring (AR/AG/RS), pairwise (alltoall); default by op");
+                  "ring, ring_2port, rh, rd, hd (AR/AG/RS); pairwise, bruck "
+                  "(alltoall); pairwise (alltoallv); ring (broadcast, "
+                  "reduce); direct (p2p); default by op");
   cmd->add_option("--topology", args->lower.topology, "ring or switch")
       ->capture_default_str();
   cmd->add_option("--cdma", args->lower.cdma,
                   "CDMA engines to stripe over (0 = all)")
+      ->capture_default_str();
+  LowerArgs& l = args->lower;
+  cmd->add_option("--group-size", l.group_size,
+                  "chips per communicator group (0 = one group of n)")
+      ->capture_default_str();
+  cmd->add_option("--chunk", l.chunk,
+                  "pipelining piece size (ring, ring_2port, chains; 0 = "
+                  "whole blocks)")
+      ->capture_default_str();
+  cmd->add_option("--root", l.root, "broadcast/reduce/p2p source rank")
+      ->capture_default_str();
+  cmd->add_option("--peer", l.peer, "p2p destination rank (default root+1)");
+  cmd->add_option("--dist", l.dist,
+                  "alltoallv routing: uniform, zipf:S[:SEED], file:PATH")
+      ->capture_default_str();
+  cmd->add_option("--ep", l.ep,
+                  "alltoallv: EP group size; sets --bytes to "
+                  "ceil(batch*top_k/ep)*hidden*dtype")
+      ->capture_default_str();
+  cmd->add_option("--batch-tokens", l.batch_tokens)->capture_default_str();
+  cmd->add_option("--top-k", l.top_k)->capture_default_str();
+  cmd->add_option("--hidden", l.hidden)->capture_default_str();
+  cmd->add_option("--dtype-bytes", l.dtype_bytes,
+                  "1 = dispatch (int8), 2 = combine (bf16)")
       ->capture_default_str();
   cmd->add_option("-o,--output", args->lower.output,
                   "trace file (.txtpb/.textproto/.pbtxt/.txt = text, "
