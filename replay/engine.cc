@@ -77,6 +77,7 @@ struct Engine {
   TimePs base_time;
   uint64_t base_bytes = 0;
   uint32_t blocked_port = kNone;  // holding a read packet for this port
+  uint32_t last_op = kNone;       // the instruction it started last
   std::array<size_t, kVcBanksPerCdma> vc_head{};
   uint32_t chip = 0;
   uint32_t current = kNone;  // op in its data phase
@@ -130,7 +131,8 @@ class Sim {
 
   void Resume(uint32_t slot, TimePs now);
   void TryStart(uint32_t e, TimePs now);
-  void StartOp(uint32_t e, uint32_t g, TimePs now);
+  // `ready` is when the instruction could have started at the earliest.
+  void StartOp(uint32_t e, uint32_t g, TimePs ready, TimePs now);
   void EmitNext(uint32_t e, TimePs now);
   void FinishDataPhase(uint32_t e, TimePs now);
   // Creates a packet at chip `src` and queues it at its first port on
@@ -159,7 +161,7 @@ class Sim {
   void DeliverMessage(uint32_t op, TimePs now);
   void Deliver(uint32_t packet, TimePs now);
   void CompleteOp(uint32_t g, TimePs now);
-  void AddMessage(uint32_t chip, uint32_t qp, TimePs now);
+  void AddMessage(uint32_t chip, uint32_t qp, uint32_t op, TimePs now);
   uint32_t NewPacket(const Packet& pk);
   PairState& Pair(uint32_t src, uint32_t dst) {
     return pairs_[(static_cast<uint64_t>(src) << 32) | dst];
@@ -190,6 +192,7 @@ class Sim {
   std::vector<uint32_t> msg_after_;  // per op: data ops on its qp before it
   std::vector<std::vector<uint32_t>> held_msgs_;  // per (chip, qp)
   std::vector<uint32_t> counters_;
+  std::vector<uint32_t> last_msg_;  // per counter: the message counted last
   std::vector<std::vector<uint32_t>> waiters_;  // per counter: stream slots
   std::vector<Packet> packets_;
   std::vector<uint32_t> free_packets_;
@@ -260,6 +263,7 @@ absl::StatusOr<ReplayResult> Sim::Run() {
   msg_after_.assign(total, 0);
   counters_.assign(static_cast<size_t>(n) * hw_.num_qps(), 0);
   waiters_.resize(counters_.size());
+  last_msg_.assign(counters_.size(), kNone);
   r_.chip_finish.assign(n, TimePs::Zero());
   r_.bytes_sent.assign(n, 0);
   r_.bytes_received.assign(n, 0);
@@ -335,7 +339,7 @@ absl::StatusOr<ReplayResult> Sim::Run() {
       case kMsgLocal: {
         const Instr& in = InstrAt(ev.a);
         r_.instrs[ev.a].landed = r_.instrs[ev.a].complete = now;
-        AddMessage(r_.instrs[ev.a].chip, in.dst_qp, now);
+        AddMessage(r_.instrs[ev.a].chip, in.dst_qp, ev.a, now);
         break;
       }
     }
@@ -383,6 +387,7 @@ void Sim::Resume(uint32_t slot, TimePs now) {
         c -= in.count;
         t.start = t.issue;
         t.end = now;
+        if (now > t.issue) t.cause = last_msg_[QpSlot(st.chip, in.dst_qp)];
         break;
       }
       case OpKind::kFence:
@@ -457,16 +462,26 @@ void Sim::TryStart(uint32_t e, TimePs now) {
       return;
     }
     eng.vc_head[best_vc]++;
-    StartOp(e, best, now);
+    StartOp(e, best, best_ready, now);
   }
 }
 
-void Sim::StartOp(uint32_t e, uint32_t g, TimePs now) {
+void Sim::StartOp(uint32_t e, uint32_t g, TimePs ready, TimePs now) {
   Engine& eng = engines_[e];
   const Instr& in = InstrAt(g);
   InstrTiming& t = r_.instrs[g];
   const uint32_t chip = eng.chip;
   t.start = now;
+  if (now > ready) {
+    // Held up past its readiness: by a Send's clear-to-send arriving now,
+    // or else by the engine finishing the instruction before it.
+    const uint32_t recv = in.kind == OpKind::kSend
+                              ? Pair(chip, in.peer).cts[ops_[g].send_index]
+                              : kNone;
+    t.cause =
+        recv != kNone && r_.instrs[recv].arrived == now ? recv : eng.last_op;
+  }
+  eng.last_op = g;
   if (hw_.cdma_max_outstanding != 0 && MovesData(in.kind)) {
     eng.started.push_back(now);
   }
@@ -723,6 +738,7 @@ void Sim::Deliver(uint32_t packet, TimePs now) {
       // Write + msg: the message counts only once every earlier data
       // instruction on its qp has landed (lane groups may reorder packets).
       const size_t slot = QpSlot(pk.src, InstrAt(pk.op).qp_id);
+      r_.instrs[pk.op].arrived = now;
       if (data_landed_[slot] >= msg_after_[pk.op]) {
         DeliverMessage(pk.op, now);
       } else {
@@ -732,6 +748,7 @@ void Sim::Deliver(uint32_t packet, TimePs now) {
     }
     case PacketKind::kCts: {
       // At the sender (pk.dst) from the receiver (pk.src).
+      r_.instrs[pk.op].arrived = now;
       PairState& pair = Pair(pk.dst, pk.src);
       pair.cts.push_back(pk.op);
       const size_t idx = pair.cts.size() - 1;
@@ -743,7 +760,7 @@ void Sim::Deliver(uint32_t packet, TimePs now) {
 
 void Sim::DeliverMessage(uint32_t op, TimePs now) {
   r_.instrs[op].landed = r_.instrs[op].complete = now;
-  AddMessage(InstrAt(op).peer, InstrAt(op).dst_qp, now);
+  AddMessage(InstrAt(op).peer, InstrAt(op).dst_qp, op, now);
 }
 
 void Sim::DataLanded(uint32_t g, TimePs now) {
@@ -758,6 +775,7 @@ void Sim::DataLanded(uint32_t g, TimePs now) {
   size_t kept = 0;
   for (uint32_t m : held) {
     if (prefix >= msg_after_[m]) {
+      r_.instrs[m].held_by = g;
       DeliverMessage(m, now);
     } else {
       held[kept++] = m;
@@ -771,12 +789,14 @@ void Sim::CompleteOp(uint32_t g, TimePs now) {
   StreamState& st = streams_[ops_[g].stream_slot];
   st.outstanding--;
   if (st.outstanding == 0 && st.wait == WaitKind::kFence) {
+    r_.instrs[st.base + st.pc].cause = g;
     q_.Push(now, kStreamResume, ops_[g].stream_slot);
   }
 }
 
-void Sim::AddMessage(uint32_t chip, uint32_t qp, TimePs now) {
+void Sim::AddMessage(uint32_t chip, uint32_t qp, uint32_t op, TimePs now) {
   Counter(chip, qp)++;
+  last_msg_[QpSlot(chip, qp)] = op;
   auto& w = waiters_[static_cast<size_t>(chip) * hw_.num_qps() + qp];
   for (uint32_t slot : w) q_.Push(now, kStreamResume, slot);
   w.clear();

@@ -22,6 +22,8 @@ struct ReplayOptions {
   uint64_t max_events = 0;
 };
 
+inline constexpr uint32_t kNoCause = 0xffffffffu;
+
 // What happened to one instruction. Times are absolute; a field that does not
 // apply to the kind is -1 ps.
 struct InstrTiming {
@@ -43,6 +45,18 @@ struct InstrTiming {
   // Data-moving: completion known at the issuing chip (remote: the
   // acknowledgement has come back; local: equal to landed; Receive: landed).
   TimePs complete{-1};
+  // Messages: when the packet arrived, before any wait for earlier data on
+  // its qp (landed is when it was counted).
+  TimePs arrived{-1};
+  // What held this instruction up, for the critical path (kNoCause if
+  // nothing did): MsgWait: the message that completed its count; Fence: the
+  // last instruction to complete; an instruction on a CDMA queue that
+  // started later than it was ready: the instruction the engine finished
+  // just before (or, for a Send, the Receive whose clear-to-send arrived).
+  uint32_t cause = kNoCause;
+  // A message counted after it arrived: the data instruction (earlier on its
+  // qp) whose landing released it.
+  uint32_t held_by = kNoCause;
 };
 
 struct ReplayResult {

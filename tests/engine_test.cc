@@ -495,3 +495,48 @@ TEST(TopologyReplayTest, InvariantsHoldOnEveryTopology) {
 
 }  // namespace
 }  // namespace ccreplay
+
+#include "replay/breakdown.h"
+
+namespace ccreplay {
+namespace {
+
+TEST(BreakdownTest, WriteThenMessageSplitsIntoItsMechanisms) {
+  const HwConfig hw = OneEngineTps186();
+  const Program p = OneStreamPerChip(
+      {{Transfer(0, 1, 1000), RemoteMsg(0, 1, 0)}, {MsgWait(0, 1)}});
+  auto topo = Topology::Build(TopologyKind::kRing, 2);
+  auto r = Replay(p, hw, *topo);
+  ASSERT_TRUE(r.ok());
+  auto b = CriticalPathBreakdown(p, *r, hw, *topo);
+  ASSERT_TRUE(b.ok()) << b.status();
+  // Chip 1's MsgWait <- the message (network) <- the engine finishing the
+  // Transfer's data phase <- the Transfer's startup <- time 0.
+  EXPECT_EQ(b->total.ps(), 531135);
+  EXPECT_EQ((*b)[PathCause::kStartup].ps(), 290000);
+  EXPECT_EQ((*b)[PathCause::kEngineRead].ps(), CdmaPs(1000));  // 15625
+  EXPECT_EQ((*b)[PathCause::kLatency].ps(), 225000);
+  EXPECT_EQ((*b)[PathCause::kSerialisation].ps(), LinkPs(36));  // 90
+  // The message waited behind the Transfer's 168-byte tail on the link.
+  EXPECT_EQ((*b)[PathCause::kQueueing].ps(), LinkPs(168));  // 420
+  EXPECT_EQ((*b)[PathCause::kOther].ps(), 0);
+}
+
+TEST(BreakdownTest, SwitchForwardingIsNamed) {
+  const HwConfig hw = OneEngineTps186();
+  const Program p = OneStreamPerChip(
+      {{Transfer(0, 1, 288), RemoteMsg(0, 1, 0)}, {MsgWait(0, 1)}});
+  auto topo = Topology::Build(TopologyKind::kSwitch, 2);
+  auto r = Replay(p, hw, *topo);
+  ASSERT_TRUE(r.ok());
+  auto b = CriticalPathBreakdown(p, *r, hw, *topo);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ((*b)[PathCause::kSwitch].ps(), 1000000);
+  EXPECT_EQ((*b)[PathCause::kLatency].ps(), 2 * 225000);
+  TimePs sum;
+  for (TimePs t : b->by_cause) sum += t;
+  EXPECT_EQ(sum, r->makespan);
+}
+
+}  // namespace
+}  // namespace ccreplay

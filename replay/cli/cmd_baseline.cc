@@ -24,10 +24,16 @@ int RunBaselineCommand(const CommonFlags& c) {
       "us, replay/Math %.3f\n",
       b->total_math_us, b->total_replay_us,
       b->total_replay_us / b->total_math_us);
+  auto breakdown = BaselineBreakdownTable(*b);
+  if (!breakdown.ok()) return Fail(breakdown.status());
+  std::cout << "# where each replay's time went: its critical path by "
+               "mechanism (us; docs/hardware-model.md)\n"
+            << breakdown->ToText();
   const std::string json = absl::StrFormat(
-      "{\"hw\":\"%s\",\"rows\":%s,\"total_math_us\":%.4f,"
-      "\"total_replay_us\":%.4f}\n",
-      hw->name, table->ToJson(), b->total_math_us, b->total_replay_us);
+      "{\"hw\":\"%s\",\"rows\":%s,\"critical_path\":%s,"
+      "\"total_math_us\":%.4f,\"total_replay_us\":%.4f}\n",
+      hw->name, table->ToJson(), breakdown->ToJson(), b->total_math_us,
+      b->total_replay_us);
   auto s = WriteOutputs({{c.csv_path, table->ToCsv()}, {c.json_path, json}});
   return s.ok() ? kExitOk : Fail(s);
 }

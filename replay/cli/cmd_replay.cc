@@ -74,6 +74,11 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   std::cout << chips.ToText();
   auto links = LinkTable(*run->topology, r, *hw);
   if (!links.ok()) return Fail(links.status());
+  auto path = CriticalPathBreakdown(run->program, r, *hw, *run->topology);
+  if (!path.ok()) return Fail(path.status());
+  auto path_table = BreakdownTable(*path);
+  if (!path_table.ok()) return Fail(path_table.status());
+  std::cout << "critical path by mechanism:\n" << path_table->ToText();
   if (a.links) {
     std::cout << links->ToText();
   } else {
@@ -99,7 +104,8 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
       "\",\"total_us\":", PsToUsString(r.makespan),
       ",\"drained_us\":", PsToUsString(r.drained), ",\"events\":", r.events,
       ",\"packets\":", r.packets, ",\"chips\":", chips.ToJson(),
-      ",\"links\":", links->ToJson(), "}\n");
+      ",\"links\":", links->ToJson(),
+      ",\"critical_path\":", path_table->ToJson(), "}\n");
   auto s = WriteOutputs(
       {{a.timeline,
         a.timeline.empty() ? std::string() : TimelineJson(run->program, r)},

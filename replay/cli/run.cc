@@ -92,6 +92,10 @@ absl::StatusOr<Baseline> RunBaseline(const std::vector<WorkloadRow>& workload,
     row.math_us = *math;
     row.replay = run->result.makespan;
     row.busbw_gbps = BusBwGBps(w.op, w.n, w.bytes, row.replay.us());
+    auto bd =
+        CriticalPathBreakdown(run->program, run->result, hw, *run->topology);
+    if (!bd.ok()) return bd.status();
+    row.breakdown = *bd;
     b.total_math_us += row.math_us * w.repeat;
     b.total_replay_us += row.replay.us() * w.repeat;
     b.rows.push_back(std::move(row));
@@ -113,6 +117,40 @@ absl::StatusOr<Table> BaselineTable(const Baseline& b) {
                        r.work.n, std::string(TopologyName(r.work.topology)),
                        r.work.bytes, r.math_us, r.replay.us(),
                        r.replay.us() / r.math_us, r.busbw_gbps, r.work.repeat});
+    if (!s.ok()) return s;
+  }
+  return t;
+}
+
+absl::StatusOr<Table> BaselineBreakdownTable(const Baseline& b) {
+  std::vector<Table::Column> cols = {Table::Column::String("module"),
+                                     Table::Column::String("operator"),
+                                     Table::Column::Double("math_us", 4),
+                                     Table::Column::Double("replay_us", 4)};
+  for (int c = 0; c < kNumPathCauses; ++c) {
+    cols.push_back(Table::Column::Double(
+        std::string(PathCauseName(static_cast<PathCause>(c))), 4));
+  }
+  Table t(cols);
+  for (const BaselineRow& r : b.rows) {
+    std::vector<Table::Cell> cells = {r.work.module, r.work.op_name, r.math_us,
+                                      r.replay.us()};
+    for (TimePs v : r.breakdown.by_cause) cells.push_back(v.us());
+    if (auto s = t.AddRow(std::move(cells)); !s.ok()) return s;
+  }
+  return t;
+}
+
+absl::StatusOr<Table> BreakdownTable(const Breakdown& b) {
+  Table t({Table::Column::String("mechanism"), Table::Column::Double("us", 6),
+           Table::Column::Double("share", 3)});
+  for (int c = 0; c < kNumPathCauses; ++c) {
+    const TimePs v = b.by_cause[c];
+    auto s =
+        t.AddRow({std::string(PathCauseName(static_cast<PathCause>(c))), v.us(),
+                  b.total.ps() > 0 ? static_cast<double>(v.ps()) /
+                                         static_cast<double>(b.total.ps())
+                                   : 0.0});
     if (!s.ok()) return s;
   }
   return t;

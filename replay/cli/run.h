@@ -15,6 +15,7 @@
 #include "hw/config.h"
 #include "hw/topology.h"
 #include "proto/trace.pb.h"
+#include "replay/breakdown.h"
 #include "replay/engine.h"
 #include "replay/program.h"
 #include "replay/table.h"
@@ -67,6 +68,7 @@ struct BaselineRow {
   double math_us = 0;
   TimePs replay;
   double busbw_gbps = 0;  // from the replay time
+  Breakdown breakdown;    // the replay's critical path
 };
 
 struct Baseline {
@@ -80,6 +82,10 @@ absl::StatusOr<Baseline> RunBaseline(const std::vector<WorkloadRow>& workload,
                                      const HwConfig& hw);
 // The table `ccreplay baseline` prints.
 absl::StatusOr<Table> BaselineTable(const Baseline& b);
+// Per row: Math, replay and the replay's critical path by mechanism (us).
+absl::StatusOr<Table> BaselineBreakdownTable(const Baseline& b);
+// One row per mechanism: time on the critical path (us) and share.
+absl::StatusOr<Table> BreakdownTable(const Breakdown& b);
 
 // One row per directed link: packets, bytes, utilisation over the run,
 // peak queue depth, time queued, time stalled for credit, and how unevenly
