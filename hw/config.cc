@@ -442,6 +442,8 @@ absl::StatusOr<HwConfig> HwConfigFromProto(const v1::HardwareConfig& p) {
   c.cdma_bytes_per_s = p.cdma().bandwidth_bytes_per_s();
   c.cdma_startup = TimePs(static_cast<int64_t>(p.cdma().startup_latency_ps()));
   c.cdma_max_outstanding = p.cdma().max_outstanding();
+  c.cdma_staging_packets =
+      p.cdma().staging_packets() == 0 ? 2 : p.cdma().staging_packets();
   c.link_bytes_per_s = p.link().bandwidth_bytes_per_s();
   c.link_latency = TimePs(static_cast<int64_t>(p.link().latency_ps()));
   c.link_propagation = TimePs(static_cast<int64_t>(p.link().propagation_ps()));
@@ -468,6 +470,7 @@ v1::HardwareConfig HwConfigToProto(const HwConfig& c) {
   p.mutable_cdma()->set_bandwidth_bytes_per_s(c.cdma_bytes_per_s);
   p.mutable_cdma()->set_startup_latency_ps(c.cdma_startup.ps());
   p.mutable_cdma()->set_max_outstanding(c.cdma_max_outstanding);
+  p.mutable_cdma()->set_staging_packets(c.cdma_staging_packets);
   p.mutable_link()->set_bandwidth_bytes_per_s(c.link_bytes_per_s);
   p.mutable_link()->set_latency_ps(c.link_latency.ps());
   p.mutable_link()->set_propagation_ps(c.link_propagation.ps());

@@ -110,6 +110,7 @@ struct HwConfig {
   uint64_t cdma_bytes_per_s = 0;
   TimePs cdma_startup;
   uint32_t cdma_max_outstanding = 0;  // 0 = unbounded
+  uint32_t cdma_staging_packets = 2;  // per (engine, lane group) queue, >= 1
   // c2c link (also chip <-> switch cables).
   uint64_t link_bytes_per_s = 0;
   TimePs link_latency;

@@ -27,11 +27,6 @@ enum EventKind : uint32_t {
   kCreditReturn,   // a = port, b = bytes: buffer space at the far end freed
 };
 
-// Packets an engine may have waiting in one lane-group queue of a port before
-// it stops reading (double buffering: two queued, a third just read). An
-// engine therefore never injects faster than the link takes its packets.
-constexpr uint32_t kEngineStagingPackets = 2;
-
 enum class PacketKind : uint8_t { kData, kMsg, kCts, kAck };
 
 struct Packet {
@@ -156,7 +151,7 @@ class Sim {
     const uint32_t lg =
         hw_.interleave_round_robin ? 0 : InterleaveHash(addr, hw_.lane_groups);
     return ports_[port].queue(e % hw_.cdma_engines, lg).size() <
-           kEngineStagingPackets;
+           hw_.cdma_staging_packets;
   }
   void DeliverMessage(uint32_t op, TimePs now);
   void Deliver(uint32_t packet, TimePs now);
