@@ -70,6 +70,8 @@ class Port {
         rr_input_(lane_groups, 0),
         inputs_(inputs),
         per_input_(queues_per_input),
+        words_((inputs + 63) / 64),
+        nonempty_(static_cast<size_t>(queues_per_input) * words_, 0),
         queues_(static_cast<size_t>(inputs) * queues_per_input),
         credits_(buffer_bytes == 0 ? kUnbounded
                                    : static_cast<int64_t>(buffer_bytes)) {
@@ -92,6 +94,7 @@ class Port {
 
   void Enqueue(uint32_t input, uint32_t lg, uint32_t packet) {
     queue(input, lg).push_back(packet);
+    Word(input, lg) |= Bit(input);
     ++waiting_;
     if (waiting_ > stats_.peak_depth) stats_.peak_depth = waiting_;
   }
@@ -99,8 +102,24 @@ class Port {
     std::deque<uint32_t>& q = queue(input, lg);
     const uint32_t p = q.front();
     q.pop_front();
+    if (q.empty()) Word(input, lg) &= ~Bit(input);
     --waiting_;
     return p;
+  }
+  // The first input at or after `from` (cyclically) with a packet queued for
+  // lane group `lg`, or num_inputs() if there is none. O(inputs / 64).
+  uint32_t NextWaiting(uint32_t lg, uint32_t from) const {
+    const uint64_t* w = &nonempty_[static_cast<size_t>(Row(lg)) * words_];
+    for (uint32_t k = 0; k <= words_; ++k) {
+      const uint32_t word = (from / 64 + k) % words_;
+      uint64_t bits = w[word];
+      if (k == 0) bits &= ~uint64_t{0} << (from % 64);
+      if (k == words_)
+        bits &= (from % 64 == 0) ? 0 : ~(~uint64_t{0} << (from % 64));
+      if (bits != 0)
+        return word * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
+    }
+    return inputs_;
   }
   // Round-robin pointer of lane group `lg`'s arbiter over the inputs.
   uint32_t& rr_input(uint32_t lg) { return rr_input_[lg]; }
@@ -123,10 +142,18 @@ class Port {
   const LinkStats& stats() const { return stats_; }
 
  private:
+  uint32_t Row(uint32_t lg) const { return per_input_ == 1 ? 0 : lg; }
+  static uint64_t Bit(uint32_t input) { return uint64_t{1} << (input % 64); }
+  uint64_t& Word(uint32_t input, uint32_t lg) {
+    return nonempty_[static_cast<size_t>(Row(lg)) * words_ + input / 64];
+  }
+
   std::vector<TimePs> lg_free_;
   std::vector<uint32_t> rr_input_;
   uint32_t inputs_ = 0;
   uint32_t per_input_ = 1;
+  uint32_t words_ = 1;
+  std::vector<uint64_t> nonempty_;  // per queue row: inputs with packets
   std::vector<std::deque<uint32_t>> queues_;
   int64_t credits_ = kUnbounded;
   uint32_t waiting_ = 0;

@@ -633,10 +633,16 @@ void Sim::TryTransmit(uint32_t port, TimePs now) {
     // Round-robin: start after the input served last. FIFO: the packet
     // queued first (ties: the lower input).
     uint32_t chosen = kNone;
-    for (uint32_t j = 0; j < inputs; ++j) {
-      const uint32_t i = hw_.switch_fifo ? j : (pt.rr_input(lg) + j) % inputs;
+    // Visit only the inputs with a packet for this lane group, in cyclic
+    // order from `start`.
+    const uint32_t start = hw_.switch_fifo ? 0 : pt.rr_input(lg);
+    uint32_t last_dist = 0;
+    for (uint32_t i = pt.NextWaiting(lg, start); i < inputs;
+         i = pt.NextWaiting(lg, (i + 1) % inputs)) {
+      const uint32_t dist = (i + inputs - start) % inputs;
+      if (dist < last_dist) break;  // wrapped around to the start
+      last_dist = dist + 1;
       const std::deque<uint32_t>& q = pt.queue(i, lg);
-      if (q.empty()) continue;
       const Packet& head = packets_[q.front()];
       if (!pt.HasCredit(WireBytes(head))) {
         credit_blocked = true;
