@@ -56,20 +56,27 @@ void ReportRates(benchmark::State& state, uint64_t events, size_t instrs,
   state.counters["instructions"] = static_cast<double>(instrs);
 }
 
-// The MoE dispatch row of the baseline: 64-chip pairwise AllToAll through one
-// switch, 917,504 bytes per chip.
-void BM_ReplayAllToAll64(benchmark::State& state) {
-  const Prepared p = Prepare(v1::ALLTOALL, 64, state.range(0), "pairwise",
-                             TopologyKind::kSwitch);
+// Replays `p` once per iteration and reports rates.
+void ReplayLoop(benchmark::State& state, const Prepared& p) {
   uint64_t events = 0, packets = 0;
   for (auto _ : state) {
     auto r = Replay(p.program, DefaultTps186(), *p.topology);
-    if (!r.ok()) state.SkipWithError("replay failed");
+    if (!r.ok()) {
+      state.SkipWithError("replay failed");
+      return;
+    }
     events = r->events;
     packets = r->packets;
     benchmark::DoNotOptimize(r->makespan);
   }
   ReportRates(state, events, p.instructions, packets);
+}
+
+// The MoE dispatch row of the baseline: 64-chip pairwise AllToAll through one
+// switch, 917,504 bytes per chip.
+void BM_ReplayAllToAll64(benchmark::State& state) {
+  ReplayLoop(state, Prepare(v1::ALLTOALL, 64, state.range(0), "pairwise",
+                            TopologyKind::kSwitch));
 }
 BENCHMARK(BM_ReplayAllToAll64)
     ->Arg(917504)
@@ -78,17 +85,8 @@ BENCHMARK(BM_ReplayAllToAll64)
 
 // A 64-chip ring AllReduce: long dependency chains, few packets in flight.
 void BM_ReplayRingAllReduce64(benchmark::State& state) {
-  const Prepared p =
-      Prepare(v1::ALLREDUCE, 64, state.range(0), "ring", TopologyKind::kRing);
-  uint64_t events = 0, packets = 0;
-  for (auto _ : state) {
-    auto r = Replay(p.program, DefaultTps186(), *p.topology);
-    if (!r.ok()) state.SkipWithError("replay failed");
-    events = r->events;
-    packets = r->packets;
-    benchmark::DoNotOptimize(r->makespan);
-  }
-  ReportRates(state, events, p.instructions, packets);
+  ReplayLoop(state, Prepare(v1::ALLREDUCE, 64, state.range(0), "ring",
+                            TopologyKind::kRing));
 }
 BENCHMARK(BM_ReplayRingAllReduce64)
     ->Arg(4 << 20)
