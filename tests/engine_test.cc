@@ -405,6 +405,30 @@ TEST(CreditTest, AFullBufferStallsTheSenderInsteadOfDropping) {
   EXPECT_EQ(r.bytes_received[1], 864u);
 }
 
+TEST(CreditTest, AFullSwitchBufferStallsTheSender) {
+  HwConfig hw = OneEngineTps186();
+  hw.link_buffer_bytes = 320;  // every receive buffer holds one packet
+  // Two packets from chip 0 to chip 1 through the switch.
+  const ReplayResult r = MustReplay(
+      OneStreamPerChip({{Transfer(0, 1, 576)}, {}}), hw, TopologyKind::kSwitch);
+  const int64_t flight = 225000;
+  const int64_t ser = LinkPs(320);
+  const int64_t fwd = 1000000;
+  // Packet 1 fills the switch's input buffer until it has left the switch:
+  // uplink, flight, forwarding, downlink serialisation.
+  const int64_t p1_up_end = 290000 + CdmaPs(288) + ser;
+  const int64_t p1_left_switch = p1_up_end + flight + fwd + ser;
+  // Only then does credit go back to chip 0, one flight later; packet 2
+  // (read at 299000) waited for it.
+  const int64_t p2_up_start = p1_left_switch + flight;
+  const int64_t p2_landed = p2_up_start + ser + flight + fwd + ser + flight;
+  EXPECT_EQ(r.instrs[0].landed.ps(), p2_landed);
+  EXPECT_EQ(p2_landed, 3197700);
+  // Cables are added as chip 0 -> switch (link 0), switch -> chip 0, ...
+  EXPECT_EQ(r.links[0].credit_stall.ps(), p2_up_start - (290000 + CdmaPs(576)));
+  EXPECT_EQ(r.links[0].packets, 2u + 0u);  // the ack goes the other way
+}
+
 TEST(EngineTest, FenceAfterTwoTransfersWaitsForTheLaterAcknowledgement) {
   const HwConfig hw = OneEngineTps186();
   HwConfig two = hw;
