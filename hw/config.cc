@@ -361,15 +361,15 @@ absl::StatusOr<HwConfig> HwConfigFromProto(const v1::HardwareConfig& p) {
                             p.link().lane_groups()));
   }
   if (p.link().buffer_bytes() != 0 &&
-      p.link().buffer_bytes() < static_cast<uint64_t>(
-                                     p.link().packet_payload_bytes()) +
-                                     p.link().packet_header_bytes()) {
-    return Bad("link.buffer_bytes",
-               absl::StrCat(p.link().buffer_bytes(),
-                            " bytes cannot hold one packet of ",
-                            p.link().packet_payload_bytes() +
-                                p.link().packet_header_bytes(),
-                            " wire bytes (use 0 for unbounded)"));
+      p.link().buffer_bytes() <
+          static_cast<uint64_t>(p.link().packet_payload_bytes()) +
+              p.link().packet_header_bytes()) {
+    return Bad(
+        "link.buffer_bytes",
+        absl::StrCat(
+            p.link().buffer_bytes(), " bytes cannot hold one packet of ",
+            p.link().packet_payload_bytes() + p.link().packet_header_bytes(),
+            " wire bytes (use 0 for unbounded)"));
   }
   if (p.link().interleave() != v1::INTERLEAVE_HASH &&
       p.link().interleave() != v1::INTERLEAVE_ROUND_ROBIN) {
@@ -381,6 +381,11 @@ absl::StatusOr<HwConfig> HwConfigFromProto(const v1::HardwareConfig& p) {
   }
   if (auto s = CheckTime("switch_config.forwarding_latency_ps",
                          p.switch_config().forwarding_latency_ps());
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = CheckTime("message.remote_latency_ps",
+                         p.message().remote_latency_ps());
       !s.ok()) {
     return s;
   }
@@ -459,6 +464,8 @@ absl::StatusOr<HwConfig> HwConfigFromProto(const v1::HardwareConfig& p) {
       TimePs(static_cast<int64_t>(p.switch_config().forwarding_latency_ps()));
   c.msg_local_latency =
       TimePs(static_cast<int64_t>(p.message().local_latency_ps()));
+  c.msg_remote_latency =
+      TimePs(static_cast<int64_t>(p.message().remote_latency_ps()));
   c.num_chips = p.topology().num_chips();
   return c;
 }
@@ -487,6 +494,7 @@ v1::HardwareConfig HwConfigToProto(const HwConfig& c) {
   p.mutable_switch_config()->set_forwarding_latency_ps(
       c.switch_forwarding.ps());
   p.mutable_message()->set_local_latency_ps(c.msg_local_latency.ps());
+  p.mutable_message()->set_remote_latency_ps(c.msg_remote_latency.ps());
   const KindInfo* kind = FindKind(c.topology);
   v1::TopologyConfig* t = p.mutable_topology();
   t->set_kind(kind == nullptr ? v1::TOPOLOGY_KIND_UNSPECIFIED : kind->proto);

@@ -126,6 +126,7 @@ struct HwConfig {
   bool switch_fifo = false;  // false = round-robin over inputs
   // Message path.
   TimePs msg_local_latency;
+  TimePs msg_remote_latency;  // A4S handshake + msg_central counting
   // Topology.
   TopologyKind topology = TopologyKind::kRing;
   TopologyParams topology_params;

@@ -164,12 +164,19 @@ absl::StatusOr<Breakdown> Walker::Run() {
           Add(PathCause::kLatency, t.landed - t.start);
           mode = Mode::kEngineStart;
         } else if (t.held_by != kNoCause) {
-          // Counted when earlier data on its qp landed.
-          Add(PathCause::kQueueing, t.landed - r_.instrs[t.held_by].landed);
+          // Counted (after the handshake) when earlier data on its qp
+          // landed.
+          const TimePs data = r_.instrs[t.held_by].landed;
+          const TimePs handshake =
+              std::min(hw_.msg_remote_latency, t.landed - data);
+          Add(PathCause::kLatency, handshake);
+          Add(PathCause::kQueueing, t.landed - data - handshake);
           g = t.held_by;
           mode = Mode::kLanded;
         } else {
-          Network(t.chip, in.peer, in.qp_id, MessageWire(), t.landed - t.start);
+          Add(PathCause::kLatency, t.landed - t.arrived);  // the handshake
+          Network(t.chip, in.peer, in.qp_id, MessageWire(),
+                  t.arrived - t.start);
           mode = Mode::kEngineStart;
         }
         break;

@@ -25,6 +25,7 @@ enum EventKind : uint32_t {
   kMsgLocal,       // a = op (MsgSend): delivered to the local counter
   kPortKick,       // a = port: a lane group may be free, try to transmit
   kCreditReturn,   // a = port, b = bytes: buffer space at the far end freed
+  kMsgCount,       // a = op (RemoteMsgSend): handshake done, count it
 };
 
 enum class PacketKind : uint8_t { kData, kMsg, kCts, kAck };
@@ -153,7 +154,9 @@ class Sim {
     return ports_[port].queue(e % hw_.cdma_engines, lg).size() <
            hw_.cdma_staging_packets;
   }
+  // A RemoteMsgSend whose data has landed: counted after the handshake.
   void DeliverMessage(uint32_t op, TimePs now);
+  void CountMessage(uint32_t op, TimePs now);
   void Deliver(uint32_t packet, TimePs now);
   void CompleteOp(uint32_t g, TimePs now);
   void AddMessage(uint32_t chip, uint32_t qp, uint32_t op, TimePs now);
@@ -324,6 +327,9 @@ absl::StatusOr<ReplayResult> Sim::Run() {
                   ev.a, now);
         break;
       }
+      case kMsgCount:
+        CountMessage(ev.a, now);
+        break;
       case kPortKick:
         TryTransmit(ev.a, now);
         break;
@@ -760,6 +766,14 @@ void Sim::Deliver(uint32_t packet, TimePs now) {
 }
 
 void Sim::DeliverMessage(uint32_t op, TimePs now) {
+  if (hw_.msg_remote_latency.ps() > 0) {
+    q_.Push(now + hw_.msg_remote_latency, kMsgCount, op);
+    return;
+  }
+  CountMessage(op, now);
+}
+
+void Sim::CountMessage(uint32_t op, TimePs now) {
   r_.instrs[op].landed = r_.instrs[op].complete = now;
   AddMessage(InstrAt(op).peer, InstrAt(op).dst_qp, op, now);
 }

@@ -564,3 +564,25 @@ TEST(BreakdownTest, SwitchForwardingIsNamed) {
 
 }  // namespace
 }  // namespace ccreplay
+
+namespace ccreplay {
+namespace {
+
+TEST(MessageTest, HandshakeLatencyDelaysTheCountAndIsNamedOnThePath) {
+  HwConfig hw = OneEngineTps186();
+  hw.msg_remote_latency = TimePs::Ns(40);
+  const Program p = OneStreamPerChip({{RemoteMsg(0, 1, 0)}, {MsgWait(0, 1)}});
+  auto topo = Topology::Build(TopologyKind::kRing, 2);
+  auto r = Replay(p, hw, *topo);
+  ASSERT_TRUE(r.ok());
+  // 36 wire bytes (90 ps), one flight, then the 40 ns handshake.
+  EXPECT_EQ(r->instrs[0].arrived.ps(), LinkPs(36) + 225000);
+  EXPECT_EQ(r->instrs[1].end.ps(), LinkPs(36) + 225000 + 40000);
+  auto b = CriticalPathBreakdown(p, *r, hw, *topo);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ((*b)[PathCause::kLatency].ps(), 225000 + 40000);
+  EXPECT_EQ((*b)[PathCause::kSerialisation].ps(), LinkPs(36));
+}
+
+}  // namespace
+}  // namespace ccreplay
