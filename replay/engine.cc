@@ -848,13 +848,35 @@ std::string Sim::DescribeStuck() {
               : std::string(", behind a blocked instruction")));
     }
   }
+  // Packets that wait for credit with none left to come back: the receive
+  // buffers along a cycle of links are full of packets that wait for each
+  // other (a routing deadlock of credit-based flow control).
+  std::vector<std::string> ports;
+  for (uint32_t l = 0; l < ports_.size(); ++l) {
+    if (ports_[l].waiting() == 0) continue;
+    ports.push_back(absl::StrCat(topo_.LinkName(l), " (", ports_[l].waiting(),
+                                 " packets waiting)"));
+  }
   constexpr size_t kMaxLines = 16;
   const size_t more = lines.size() > kMaxLines ? lines.size() - kMaxLines : 0;
   if (more) lines.resize(kMaxLines);
-  std::string msg =
-      absl::StrCat("deadlock: no event left but ", lines.size() + more,
-                   " stream(s) or queue(s) cannot finish:\n  ",
-                   absl::StrJoin(lines, "\n  "));
+  std::string msg;
+  if (!ports.empty()) {
+    const size_t more_ports =
+        ports.size() > kMaxLines ? ports.size() - kMaxLines : 0;
+    if (more_ports) ports.resize(kMaxLines);
+    msg = absl::StrCat(
+        "network deadlock: packets wait for receive-buffer credit that can "
+        "never return (a cycle of full link buffers; raise link.buffer_bytes "
+        "or choose another topology/algorithm) at ",
+        ports.size() + more_ports, " link(s):\n  ",
+        absl::StrJoin(ports, "\n  "),
+        more_ports ? absl::StrCat("\n  ... and ", more_ports, " more") : "",
+        "\nand so ");
+  }
+  absl::StrAppend(&msg, "deadlock: no event left but ", lines.size() + more,
+                  " stream(s) or queue(s) cannot finish:\n  ",
+                  absl::StrJoin(lines, "\n  "));
   if (more) absl::StrAppend(&msg, "\n  ... and ", more, " more");
   return msg;
 }
