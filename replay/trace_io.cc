@@ -438,6 +438,75 @@ absl::StatusOr<v1::Trace> ParseTrace(absl::string_view bytes,
   return trace;
 }
 
+absl::StatusOr<v1::Trace> ParseTraceWithLocations(absl::string_view bytes,
+                                                  const std::string& name,
+                                                  TraceLocations* locations) {
+  *locations = TraceLocations();
+  if (bytes.size() > kMaxMessageBytes || !LooksLikeTextFormat(bytes)) {
+    return ParseTrace(bytes, name);
+  }
+  // A text parse that records where every field is. If it fails, or is not a
+  // v1 trace, ParseTrace() says why (or finds a binary trace after all).
+  const absl::string_view text = StripBom(bytes);
+  // StripBom removes 3 bytes from line 1 only: columns there shift by the
+  // BOM's one (invisible) character as editors count it; ignored.
+  pb::io::ArrayInputStream input(text.data(), static_cast<int>(text.size()));
+  IgnoreErrors ignore;
+  pb::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&ignore);
+  pb::TextFormat::ParseInfoTree tree;
+  parser.WriteLocationsTo(&tree);
+  v1::Trace again;
+  {
+    pb::LogSilencer quiet;
+    if (!parser.Parse(&input, &again) || !HasV1Header(again)) {
+      return ParseTrace(bytes, name);
+    }
+  }
+  const pb::Descriptor* trace_d = v1::Trace::descriptor();
+  const pb::FieldDescriptor* header_f = trace_d->FindFieldByName("header");
+  const pb::FieldDescriptor* chips_f = trace_d->FindFieldByName("chips");
+  const pb::FieldDescriptor* streams_f =
+      v1::ChipProgram::descriptor()->FindFieldByName("streams");
+  const pb::FieldDescriptor* instrs_f =
+      v1::Stream::descriptor()->FindFieldByName("instructions");
+  auto loc = [](const pb::TextFormat::ParseLocation& l) {
+    // ParseLocation is 0-based; -1 when the field was not seen.
+    return l.line < 0 ? TextLocation{} : TextLocation{l.line + 1, l.column + 1};
+  };
+  locations->header = loc(tree.GetLocation(header_f, -1));
+  const int num_chips = again.chips_size();
+  locations->chips.resize(static_cast<size_t>(num_chips));
+  locations->streams.resize(static_cast<size_t>(num_chips));
+  locations->instructions.resize(static_cast<size_t>(num_chips));
+  for (int c = 0; c < num_chips; ++c) {
+    const size_t cs = static_cast<size_t>(c);
+    locations->chips[cs] = loc(tree.GetLocation(chips_f, c));
+    pb::TextFormat::ParseInfoTree* chip_tree =
+        tree.GetTreeForNested(chips_f, c);
+    const v1::ChipProgram& chip = again.chips(c);
+    locations->streams[cs].resize(static_cast<size_t>(chip.streams_size()));
+    locations->instructions[cs].resize(
+        static_cast<size_t>(chip.streams_size()));
+    if (chip_tree == nullptr) continue;
+    for (int s = 0; s < chip.streams_size(); ++s) {
+      const size_t ss = static_cast<size_t>(s);
+      locations->streams[cs][ss] = loc(chip_tree->GetLocation(streams_f, s));
+      pb::TextFormat::ParseInfoTree* stream_tree =
+          chip_tree->GetTreeForNested(streams_f, s);
+      const int n = chip.streams(s).instructions_size();
+      std::vector<TextLocation>& out = locations->instructions[cs][ss];
+      out.resize(static_cast<size_t>(n));
+      if (stream_tree == nullptr) continue;
+      for (int i = 0; i < n; ++i) {
+        out[static_cast<size_t>(i)] =
+            loc(stream_tree->GetLocation(instrs_f, i));
+      }
+    }
+  }
+  return again;
+}
+
 absl::StatusOr<v1::Trace> ReadTraceFile(const std::string& path) {
   absl::StatusOr<std::string> bytes = ReadFileToString(path);
   if (!bytes.ok()) return bytes.status();

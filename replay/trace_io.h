@@ -16,6 +16,7 @@
 #define CCREPLAY_REPLAY_TRACE_IO_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -54,6 +55,30 @@ absl::StatusOr<v1::Trace> ParseTrace(absl::string_view bytes,
 
 // ReadFileToString(path) + ParseTrace(bytes, path).
 absl::StatusOr<v1::Trace> ReadTraceFile(const std::string& path);
+
+// Where the parts of a text-format trace are: 1-based line and column of the
+// field name that starts each part. Empty (all vectors empty) for a binary
+// trace. Indices follow the trace: chips[c] is trace.chips(c) (not chip id c),
+// streams[c][s] is trace.chips(c).streams(s), instructions[c][s][i] is
+// trace.chips(c).streams(s).instructions(i).
+struct TextLocation {
+  int line = 0;  // 1-based; 0 = unknown
+  int column = 0;
+};
+struct TraceLocations {
+  TextLocation header;
+  std::vector<TextLocation> chips;
+  std::vector<std::vector<TextLocation>> streams;
+  std::vector<std::vector<std::vector<TextLocation>>> instructions;
+
+  bool empty() const { return chips.empty() && header.line == 0; }
+};
+
+// ParseTrace(bytes, name), and for a text-format trace also the locations of
+// its parts in *locations (cleared first; left empty for a binary trace).
+absl::StatusOr<v1::Trace> ParseTraceWithLocations(absl::string_view bytes,
+                                                  const std::string& name,
+                                                  TraceLocations* locations);
 
 // Writes `trace` to `path` in FormatForPath(path), atomically (see
 // WriteFileAtomically in replay/file_util.h). Fails, writing nothing, if the

@@ -43,6 +43,7 @@ void AddBaselineCommand(CLI::App& app, int* exit_code);
 void AddMathCommand(CLI::App& app, int* exit_code);
 void AddLowerCommand(CLI::App& app, int* exit_code);
 void AddReplayCommand(CLI::App& app, int* exit_code);
+void AddCheckCommand(CLI::App& app, int* exit_code);
 void AddCompareCommand(CLI::App& app, int* exit_code);
 
 }  // namespace ccreplay

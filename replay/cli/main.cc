@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   AddMathCommand(app, &exit_code);
   AddLowerCommand(app, &exit_code);
   AddReplayCommand(app, &exit_code);
+  AddCheckCommand(app, &exit_code);
   AddCompareCommand(app, &exit_code);
   try {
     app.parse(argc, argv);

@@ -1,0 +1,65 @@
+// libFuzzer target over the whole input path of a trace: the reader (binary
+// and text, with locations), the validator, every check rule including the
+// happens-before analysis, and a bounded replay (ninja's manifest_fuzzer
+// style). Any crash, hang, leak or sanitizer report is a bug; every status is
+// fine. Run by scripts/fuzz.sh.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "hw/config.h"
+#include "hw/topology.h"
+#include "replay/check.h"
+#include "replay/decode.h"
+#include "replay/engine.h"
+#include "replay/trace_io.h"
+
+namespace {
+
+// Bounds that keep one input fast: the fuzzer should explore shapes, not
+// spend seconds replaying one large trace.
+constexpr uint32_t kMaxFuzzChips = 64;
+constexpr uint64_t kMaxFuzzInstructions = 4096;
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace ccreplay;  // NOLINT: a fuzz entry point
+  const absl::string_view bytes(reinterpret_cast<const char*>(data), size);
+  TraceLocations locations;
+  absl::StatusOr<v1::Trace> trace =
+      ParseTraceWithLocations(bytes, "fuzz", &locations);
+  if (!trace.ok()) return 0;
+  // The hardware: TPS186, with fewer engines when the input asks for it
+  // through the header's cdma_engines_used, so qp ranges vary too.
+  HwConfig hw = DefaultTps186();
+  uint64_t instructions = 0;
+  for (const v1::ChipProgram& c : trace->chips()) {
+    for (const v1::Stream& s : c.streams())
+      instructions += s.instructions_size();
+  }
+  CheckOptions options;
+  options.file_name = "fuzz";
+  options.race.max_clock_entries = uint64_t{1} << 20;
+  options.race.max_pairs = uint64_t{1} << 20;
+  const std::vector<Finding> findings =
+      CheckTrace(*trace, hw, locations, options);
+  for (const Finding& f : findings) (void)FormatFinding(f, "fuzz");
+  (void)FindingsJson(findings, "fuzz");
+  absl::StatusOr<Program> program = ValidateAndDecode(*trace, hw);
+  if (!program.ok()) return 0;
+  if (program->num_chips > kMaxFuzzChips ||
+      instructions > kMaxFuzzInstructions) {
+    return 0;
+  }
+  for (const TopologyKind kind : {TopologyKind::kRing, TopologyKind::kSwitch}) {
+    absl::StatusOr<Topology> topology =
+        Topology::Build(kind, program->num_chips);
+    if (!topology.ok()) continue;
+    ReplayOptions replay;
+    replay.max_events = 200000;
+    (void)Replay(*program, hw, *topology, replay);
+  }
+  return 0;
+}
