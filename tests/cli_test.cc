@@ -217,3 +217,26 @@ TEST_F(CliTest, BadSizesAreInputErrors) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(CliTest, CheckSemanticsProvesALoweredTraceAndCatchesABrokenOne) {
+  const std::string trace = Path("hd6.txtpb");
+  ASSERT_EQ(
+      Ccreplay("lower --op allreduce --algo hd --n 6 --bytes 1000 -o " + trace)
+          .exit_code,
+      0);
+  CmdResult r = Ccreplay("check --semantics " + trace);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("every chip's output is the collective's"));
+  // Turn the first reduce-on-write into a plain write: one chip's
+  // contribution is lost.
+  std::string text = Slurp(trace);
+  text.replace(text.find("REDUCE_SUM"), 10, "REDUCE_NONE");
+  Write(trace, text);
+  r = Ccreplay("check --semantics " + trace);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.out, HasSubstr("allreduce chip 0 output [334, 376)"));
+}
+
+}  // namespace

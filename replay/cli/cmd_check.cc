@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "collectives/semantics.h"
 #include "replay/check.h"
 #include "replay/cli/commands.h"
 #include "replay/file_util.h"
@@ -15,6 +16,7 @@ struct CheckArgs {
   std::string trace;
   uint64_t max_findings = 200;
   bool no_races = false;
+  bool semantics = false;
 };
 
 int RunCheck(const CommonFlags& c, const CheckArgs& a) {
@@ -46,8 +48,24 @@ int RunCheck(const CommonFlags& c, const CheckArgs& a) {
   }
   absl::StrAppend(&out, a.trace, ": ", errors, " error(s), ", warnings,
                   " warning(s) on ", hw->name, "\n");
+  bool semantics_ok = true;
+  if (a.semantics) {
+    // Symbolic execution: does every chip end with what the collective in
+    // the header defines? Only meaningful once the trace is well formed.
+    if (errors > 0) {
+      absl::StrAppend(&out, a.trace,
+                      ": semantics not checked: fix the errors above first\n");
+    } else if (auto s = VerifySemantics(*trace); !s.ok()) {
+      semantics_ok = false;
+      absl::StrAppend(&out, a.trace, ": ", s.message(), "\n");
+    } else {
+      absl::StrAppend(&out, a.trace,
+                      ": semantics: every chip's output is the collective's "
+                      "result\n");
+    }
+  }
   std::cout << out;
-  return errors > 0 ? kExitBadInput : kExitOk;
+  return errors > 0 || !semantics_ok ? kExitBadInput : kExitOk;
 }
 
 }  // namespace
@@ -72,6 +90,9 @@ void AddCheckCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--max-findings", args->check.max_findings,
                   "print at most this many findings (default 200; the JSON "
                   "has all)");
+  cmd->add_flag("--semantics", args->check.semantics,
+                "also prove, on symbolic data, that each chip's output is "
+                "what the header's collective defines (docs/semantics.md)");
   cmd->add_flag("--no-races", args->check.no_races,
                 "skip the happens-before analysis (races, wait cycles)");
   cmd->callback(
