@@ -8,7 +8,7 @@
 #include "collectives/lower.h"
 #include "hw/config.h"
 #include "hw/topology.h"
-#include "replay/decode.h"
+#include "trace/decode.h"
 #include "replay/engine.h"
 #include "replay/event_queue.h"
 
@@ -32,7 +32,7 @@ Prepared Prepare(v1::CollectiveOp op, uint32_t n, uint64_t bytes,
   const HwConfig& hw = DefaultTps186();
   auto trace = LowerCollective(spec, hw);
   if (!trace.ok()) std::abort();
-  auto program = ValidateAndDecode(*trace, hw);
+  auto program = ValidateAndDecode(*trace, hw.Target());
   if (!program.ok()) std::abort();
   Prepared p;
   p.program = *std::move(program);

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "hw/units.h"
+#include "base/units.h"
 
 namespace ccreplay {
 

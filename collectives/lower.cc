@@ -21,7 +21,6 @@ constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
 
 // A MsgWait count is a uint32; the largest one the lowerings emit is n (the
 // pairwise wait on one stripe's counter).
-static_assert(lowering::kMaxChips <= std::numeric_limits<uint32_t>::max());
 
 // The largest engine count a qp_id can name without overflowing uint32 and
 // the one hw/config.cc accepts from a config file.
@@ -75,8 +74,8 @@ absl::Status Validate(const CollectiveSpec& spec, const HwConfig& hw,
                                 spec.algorithm, "' (", kSupported, ")"));
   }
   if (spec.bytes == 0) return Invalid("bytes must be > 0");
-  if (spec.n < 2 || spec.n > lowering::kMaxChips) {
-    return Invalid(absl::StrCat("n must be in [2, ", lowering::kMaxChips,
+  if (spec.n < 2 || spec.n > kMaxChips) {
+    return Invalid(absl::StrCat("n must be in [2, ", kMaxChips,
                                 "], got ", spec.n));
   }
   const uint32_t g = spec.GroupSize();

@@ -11,7 +11,7 @@
 #include "collectives/collective.h"
 #include "hw/config.h"
 #include "proto/trace.pb.h"
-#include "replay/program.h"
+#include "trace/program.h"
 
 namespace ccreplay {
 namespace lowering {
@@ -31,8 +31,6 @@ inline constexpr uint32_t kDataQp = DataCounter(0);
 // Counts ready (rendezvous) messages: "my buffer may now be written".
 inline constexpr uint32_t kReadyQp = MakeQp(0, 1);
 
-// Largest number of chips a lowering accepts.
-inline constexpr uint32_t kMaxChips = 65536;
 // Largest number of instructions (all chips together) a lowering emits.
 // About 1.3 GB serialized, under protobuf's 2 GB cap on one message; a
 // 1024-chip ring AllReduce over 8 engines needs about 50 million.

@@ -13,7 +13,7 @@
 #include "collectives/lower.h"
 #include "collectives/lower_internal.h"
 #include "proto/trace.pb.h"
-#include "replay/program.h"
+#include "trace/program.h"
 
 namespace ccreplay {
 namespace lowering {

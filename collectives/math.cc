@@ -5,7 +5,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "collectives/collective.h"
-#include "hw/units.h"
+#include "base/units.h"
 
 namespace ccreplay {
 

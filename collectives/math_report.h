@@ -5,7 +5,7 @@
 
 #include "absl/status/statusor.h"
 #include "hw/config.h"
-#include "replay/table.h"
+#include "base/table.h"
 
 namespace ccreplay {
 

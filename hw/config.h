@@ -9,15 +9,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "hw/units.h"
+#include "base/units.h"
 #include "proto/hw_config.pb.h"
+#include "trace/program.h"
 
 namespace ccreplay {
-
-// Largest number of chips any part of ccreplay accepts (trace header,
-// topology, lowering): 2^16. A documented limit of this replayer, not of the
-// schema; per-chip tables stay small enough to allocate up front.
-inline constexpr uint32_t kMaxChips = 1u << 16;
 
 // The system topologies (docs/topologies.md has the cabling of each). Every
 // cable is a full-duplex c2c link of the same type (one DirectedLink per
@@ -132,7 +128,9 @@ struct HwConfig {
   TopologyParams topology_params;
   uint32_t num_chips = 0;  // 0 = from the trace
 
-  uint32_t num_qps() const { return cdma_engines * 4; }
+  uint32_t num_qps() const { return cdma_engines * kVcBanksPerCdma; }
+  // What traces are validated against on this hardware.
+  TraceTarget Target() const { return {name, num_chips, cdma_engines}; }
 };
 
 // Validates and converts. Errors name the field, e.g.

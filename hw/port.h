@@ -15,7 +15,7 @@
 #include <limits>
 #include <vector>
 
-#include "hw/units.h"
+#include "base/units.h"
 
 namespace ccreplay {
 

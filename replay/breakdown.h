@@ -20,9 +20,9 @@
 #include "absl/strings/string_view.h"
 #include "hw/config.h"
 #include "hw/topology.h"
-#include "hw/units.h"
+#include "base/units.h"
 #include "replay/engine.h"
-#include "replay/program.h"
+#include "trace/program.h"
 
 namespace ccreplay {
 

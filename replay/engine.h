@@ -12,8 +12,8 @@
 #include "hw/config.h"
 #include "hw/port.h"
 #include "hw/topology.h"
-#include "hw/units.h"
-#include "replay/program.h"
+#include "base/units.h"
+#include "trace/program.h"
 
 namespace ccreplay {
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "hw/units.h"
+#include "base/units.h"
 
 namespace ccreplay {
 

@@ -12,7 +12,7 @@
 
 #include "hw/topology.h"
 #include "replay/engine.h"
-#include "replay/program.h"
+#include "trace/program.h"
 
 namespace ccreplay {
 

@@ -1,6 +1,6 @@
-// replay/check.h: every rule with a trace that breaks it and one that passes,
+// check/check.h: every rule with a trace that breaks it and one that passes,
 // places (file:line:col), output formats.
-#include "replay/check.h"
+#include "check/check.h"
 
 #include <string>
 #include <vector>
@@ -11,7 +11,7 @@
 #include "google/protobuf/unknown_field_set.h"
 #include "gtest/gtest.h"
 #include "hw/config.h"
-#include "replay/trace_io.h"
+#include "trace/trace_io.h"
 
 namespace ccreplay {
 namespace {

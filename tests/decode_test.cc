@@ -1,4 +1,4 @@
-#include "replay/decode.h"
+#include "trace/decode.h"
 
 #include <cstdint>
 #include <limits>
@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "replay/trace_io.h"
+#include "trace/trace_io.h"
 
 namespace ccreplay {
 namespace {
@@ -17,8 +17,9 @@ using ::testing::HasSubstr;
 
 constexpr uint64_t kMaxU64 = std::numeric_limits<uint64_t>::max();
 
-// TPS186: 8 CDMA engines per chip, so qp_ids [0, 32) and counters [0, 32).
-const HwConfig& Hw() { return DefaultTps186(); }
+// TPS186 as the trace layer sees it (traces/tps186.hw.txtpb): 8 CDMA
+// engines per chip, so qp_ids [0, 32) and counters [0, 32); any chip count.
+TraceTarget Hw() { return {"TPS186", 0, 8}; }
 
 v1::Trace Empty(uint32_t num_chips) {
   v1::Trace t;
@@ -69,7 +70,7 @@ v1::Receive* AddReceive(v1::Stream* s, uint32_t src, uint64_t bytes) {
 }
 
 // The error message of decoding `t` on TPS186 (empty if it decodes).
-std::string Error(const v1::Trace& t, const HwConfig& hw = Hw()) {
+std::string Error(const v1::Trace& t, const TraceTarget& hw = Hw()) {
   absl::StatusOr<Program> p = ValidateAndDecode(t, hw);
   if (p.ok()) return "";
   EXPECT_TRUE(absl::IsInvalidArgument(p.status())) << p.status();
@@ -175,7 +176,7 @@ TEST(DecodeTest, HeaderRules) {
 }
 
 TEST(DecodeTest, HardwareChipCountMustMatchUnlessZero) {
-  HwConfig hw = Hw();
+  TraceTarget hw = Hw();
   hw.num_chips = 8;
   EXPECT_EQ(Error(Empty(64), hw),
             "the trace has 64 chips (header.num_chips), but the hardware "
@@ -186,7 +187,7 @@ TEST(DecodeTest, HardwareChipCountMustMatchUnlessZero) {
 }
 
 TEST(DecodeTest, HardwareWithoutEnginesIsRejected) {
-  EXPECT_EQ(Error(Empty(2), HwConfig()),
+  EXPECT_EQ(Error(Empty(2), TraceTarget()),
             "hardware config has no CDMA engines (cdma.engines_per_chip is 0)");
 }
 

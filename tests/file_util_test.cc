@@ -1,4 +1,4 @@
-#include "replay/file_util.h"
+#include "base/file_util.h"
 
 #include <dirent.h>
 #include <sys/stat.h>

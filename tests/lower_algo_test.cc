@@ -9,11 +9,11 @@
 #include "collectives/alltoallv.h"
 #include "collectives/groups.h"
 #include "collectives/lower.h"
-#include "collectives/semantics.h"
+#include "check/semantics.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "hw/config.h"
-#include "replay/cli/run.h"
+#include "cli/run.h"
 
 namespace ccreplay {
 namespace {

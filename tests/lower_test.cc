@@ -17,8 +17,8 @@
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "hw/config.h"
-#include "replay/decode.h"
-#include "replay/program.h"
+#include "trace/decode.h"
+#include "trace/program.h"
 
 namespace ccreplay {
 namespace {
@@ -297,7 +297,7 @@ TEST_P(LowerSweepTest, QpsStayOnTheUsedEngines) {
 TEST_P(LowerSweepTest, PassesTheReplayValidator) {
   const Shape& s = GetParam();
   const v1::Trace t = MustLower(Spec(s.op, s.n, s.bytes, s.engines));
-  absl::StatusOr<Program> p = ValidateAndDecode(t, Hw(8));
+  absl::StatusOr<Program> p = ValidateAndDecode(t, Hw(8).Target());
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->num_chips, s.n);
 }
@@ -961,7 +961,7 @@ TEST(LowerRingHazardTest, PerStripeCountersKeepALaterStepFromSatisfyingAWait) {
   // the two qp-0 messages meet chip 1's wait for 2, and chip 1 forwards
   // chunk 2 while [10,12) is in flight.
   const v1::Trace shared = WithOneSharedDataCounter(t);
-  ASSERT_TRUE(ValidateAndDecode(shared, Hw(8)).ok());
+  ASSERT_TRUE(ValidateAndDecode(shared, Hw(8).Target()).ok());
   EXPECT_EQ(RunStarving(shared, slow),
             "hazard: chip 1 reads [10, +2) while a write from chip 0 into "
             "it is in flight");
@@ -1047,7 +1047,7 @@ TEST(LowerLimitTest, HugeRingBufferFitsUint64) {
     }
   }
   EXPECT_EQ(end, max);
-  EXPECT_TRUE(ValidateAndDecode(t, Hw(8)).ok());
+  EXPECT_TRUE(ValidateAndDecode(t, Hw(8).Target()).ok());
   // AllToAll just under the limit: 2 chips, M = 2^63 - 1, output to 2^64 - 1.
   EXPECT_TRUE(
       LowerCollective(Spec(v1::ALLTOALL, 2, (uint64_t{1} << 63) - 1, 8), Hw(8))

@@ -1,5 +1,5 @@
-// replay/race.h: the happens-before relation, races and wait cycles.
-#include "replay/race.h"
+// check/race.h: the happens-before relation, races and wait cycles.
+#include "check/race.h"
 
 #include <string>
 #include <vector>
@@ -11,13 +11,13 @@
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "hw/config.h"
-#include "replay/decode.h"
+#include "trace/decode.h"
 
 namespace ccreplay {
 namespace {
 
 Program Decode(const v1::Trace& t) {
-  absl::StatusOr<Program> p = ValidateAndDecode(t, DefaultTps186());
+  absl::StatusOr<Program> p = ValidateAndDecode(t, DefaultTps186().Target());
   EXPECT_TRUE(p.ok()) << p.status();
   return p.ok() ? *std::move(p) : Program();
 }

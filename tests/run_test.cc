@@ -1,5 +1,5 @@
 // Lowering + replay end to end through the shared command glue.
-#include "replay/cli/run.h"
+#include "cli/run.h"
 
 #include <numeric>
 
@@ -8,7 +8,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "replay/timeline.h"
-#include "replay/trace_io.h"
+#include "trace/trace_io.h"
 
 namespace ccreplay {
 namespace {

@@ -1,4 +1,4 @@
-#include "collectives/semantics.h"
+#include "check/semantics.h"
 
 #include <cstdint>
 #include <string>
@@ -10,7 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "hw/config.h"
-#include "replay/decode.h"
+#include "trace/decode.h"
 
 namespace ccreplay {
 namespace {
@@ -83,7 +83,7 @@ TEST_P(SemanticsSweepTest, EveryNAndSize) {
       }
       if (c.op == v1::BROADCAST || c.op == v1::REDUCE) s.root = n / 2;
       const v1::Trace t = MustLower(s);
-      ASSERT_TRUE(ValidateAndDecode(t, Hw()).ok()) << n << " " << m;
+      ASSERT_TRUE(ValidateAndDecode(t, Hw().Target()).ok()) << n << " " << m;
       EXPECT_TRUE(VerifySemantics(t).ok())
           << CollectiveOpName(c.op) << " " << c.algo << " n=" << n << " m=" << m
           << ": " << VerifySemantics(t);

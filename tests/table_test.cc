@@ -1,4 +1,4 @@
-#include "replay/table.h"
+#include "base/table.h"
 
 #include <cmath>
 #include <cstdint>

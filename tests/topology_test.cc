@@ -14,7 +14,8 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "hw/config.h"
-#include "replay/trace_io.h"
+#include "hw/config_io.h"
+#include "trace/trace_io.h"
 
 namespace ccreplay {
 namespace {

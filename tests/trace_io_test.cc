@@ -1,4 +1,5 @@
-#include "replay/trace_io.h"
+#include "hw/config_io.h"
+#include "trace/trace_io.h"
 
 #include <dirent.h>
 #include <unistd.h>
@@ -14,7 +15,7 @@
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
-#include "replay/file_util.h"
+#include "base/file_util.h"
 
 namespace ccreplay {
 namespace {

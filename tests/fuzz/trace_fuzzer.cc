@@ -10,10 +10,10 @@
 #include "absl/strings/string_view.h"
 #include "hw/config.h"
 #include "hw/topology.h"
-#include "replay/check.h"
-#include "replay/decode.h"
+#include "check/check.h"
+#include "trace/decode.h"
 #include "replay/engine.h"
-#include "replay/trace_io.h"
+#include "trace/trace_io.h"
 
 namespace {
 
@@ -47,7 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       CheckTrace(*trace, hw, locations, options);
   for (const Finding& f : findings) (void)FormatFinding(f, "fuzz");
   (void)FindingsJson(findings, "fuzz");
-  absl::StatusOr<Program> program = ValidateAndDecode(*trace, hw);
+  absl::StatusOr<Program> program = ValidateAndDecode(*trace, hw.Target());
   if (!program.ok()) return 0;
   if (program->num_chips > kMaxFuzzChips ||
       instructions > kMaxFuzzInstructions) {

@@ -1,0 +1,54 @@
+#include <iostream>
+#include <memory>
+
+#include "absl/strings/str_format.h"
+#include "collectives/workload.h"
+#include "cli/commands.h"
+#include "cli/run.h"
+
+namespace ccreplay {
+namespace {
+
+int RunBaselineCommand(const CommonFlags& c) {
+  auto hw = c.Hw();
+  if (!hw.ok()) return Fail(hw.status());
+  auto b = RunBaseline(Tps186Workload(), *hw);
+  if (!b.ok()) return Fail(b.status());
+  auto table = BaselineTable(*b);
+  if (!table.ok()) return Fail(table.status());
+  std::cout << "# TPS186 baseline on " << hw->name
+            << ": Math vs instruction-level replay, one collective per row\n"
+            << table->ToText();
+  std::cout << absl::StrFormat(
+      "# one model pass (time x repeat, summed): Math %.4f us, replay %.4f "
+      "us, replay/Math %.3f\n",
+      b->total_math_us, b->total_replay_us,
+      b->total_replay_us / b->total_math_us);
+  auto breakdown = BaselineBreakdownTable(*b);
+  if (!breakdown.ok()) return Fail(breakdown.status());
+  std::cout << "# where each replay's time went: its critical path by "
+               "mechanism (us; docs/hardware-model.md)\n"
+            << breakdown->ToText();
+  const std::string json = absl::StrFormat(
+      "{\"hw\":\"%s\",\"rows\":%s,\"critical_path\":%s,"
+      "\"total_math_us\":%.4f,\"total_replay_us\":%.4f}\n",
+      hw->name, table->ToJson(), breakdown->ToJson(), b->total_math_us,
+      b->total_replay_us);
+  auto s = WriteOutputs({{c.csv_path, table->ToCsv()}, {c.json_path, json}});
+  return s.ok() ? kExitOk : Fail(s);
+}
+
+}  // namespace
+
+void AddBaselineCommand(CLI::App& app, int* exit_code) {
+  auto common = std::make_shared<CommonFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "baseline",
+      "replay the TPS186 workload (SPEC.md section 1) and compare with Math");
+  common->AddHw(cmd);
+  common->AddCsvJson(cmd);
+  cmd->callback(
+      [common, exit_code] { *exit_code = RunBaselineCommand(*common); });
+}
+
+}  // namespace ccreplay

@@ -1,0 +1,177 @@
+// ccreplay compare: one collective and size over several algorithms and
+// topologies, one row per combination, beside the Math baseline.
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "collectives/collective.h"
+#include "collectives/groups.h"
+#include "collectives/lower.h"
+#include "collectives/math.h"
+#include "hw/topology.h"
+#include "cli/commands.h"
+#include "cli/run.h"
+#include "trace/decode.h"
+#include "replay/engine.h"
+#include "base/table.h"
+
+namespace ccreplay {
+namespace {
+
+struct CompareArgs {
+  std::string op = "allreduce";
+  uint32_t n = 8;
+  uint32_t group_size = 0;
+  std::string bytes = "1M";
+  std::string algos;
+  std::string topologies = "ring";
+  uint32_t cdma = 0;
+  std::string chunk = "0";
+};
+
+std::vector<std::string> List(const std::string& s) {
+  return absl::StrSplit(s, ',', absl::SkipEmpty());
+}
+
+absl::StatusOr<Table> Compare(const HwConfig& base_hw, const CompareArgs& a) {
+  auto op = ParseCollectiveOp(a.op);
+  if (!op.ok()) return op.status();
+  auto bytes = ParseByteSize(a.bytes);
+  if (!bytes.ok()) return bytes.status();
+  auto chunk = ParseByteSize(a.chunk);
+  if (!chunk.ok()) return chunk.status();
+  std::vector<std::string> algos =
+      a.algos.empty() ? std::vector<std::string>{BaselineAlgorithm(*op)}
+                      : List(a.algos);
+  const std::vector<std::string> topos = List(a.topologies);
+  if (algos.empty() || topos.empty()) {
+    return absl::InvalidArgumentError(
+        "compare: --algo and --topology need a value");
+  }
+  Table t({Table::Column::String("algorithm"),
+           Table::Column::String("topology"), Table::Column::Integer("N"),
+           Table::Column::Integer("groups"), Table::Column::Integer("bytes"),
+           Table::Column::Double("replay_us", 4),
+           Table::Column::Double("fastest_group_us", 4),
+           Table::Column::Double("math_us", 4),
+           Table::Column::Double("replay/math", 3),
+           Table::Column::Double("algbw_GBps", 2),
+           Table::Column::Double("busbw_GBps", 2)});
+  const MathParams mp = MathParamsFromHw(base_hw);
+  for (const std::string& topo_text : topos) {
+    auto topo = ParseTopologySpec(topo_text, base_hw.topology_params);
+    if (!topo.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--topology '", topo_text, "': ", topo.status().message()));
+    }
+    HwConfig hw = base_hw;
+    hw.topology = topo->first;
+    hw.topology_params = topo->second;
+    for (const std::string& algo : algos) {
+      CollectiveSpec spec;
+      spec.op = *op;
+      spec.n = a.n;
+      spec.group_size = a.group_size;
+      spec.bytes = *bytes;
+      spec.algorithm = algo;
+      spec.topology = topo->first;
+      spec.cdma_engines = a.cdma;
+      spec.chunk_bytes = *chunk;
+      const std::string where = absl::StrCat(algo, " on ", topo_text, ": ");
+      auto trace = LowerCollective(spec, hw);
+      if (!trace.ok()) {
+        return absl::Status(trace.status().code(),
+                            absl::StrCat(where, trace.status().message()));
+      }
+      auto program = ValidateAndDecode(*trace, hw.Target());
+      if (!program.ok()) return program.status();
+      auto topology = Topology::Build(topo->first, a.n, topo->second);
+      if (!topology.ok()) {
+        return absl::Status(topology.status().code(),
+                            absl::StrCat(where, topology.status().message()));
+      }
+      auto result = Replay(*program, hw, *topology, ReplayOptions{});
+      if (!result.ok()) {
+        return absl::Status(result.status().code(),
+                            absl::StrCat(where, result.status().message()));
+      }
+      const uint32_t g = spec.GroupSize();
+      const std::vector<TimePs> groups = GroupTimes(result->chip_finish, g);
+      TimePs fastest = groups.empty() ? TimePs() : groups[0];
+      for (TimePs x : groups) fastest = std::min(fastest, x);
+      const double us = result->makespan.us();
+      auto math = MathTimeUs(*op, g, *bytes, topo->first, mp);
+      const double math_us = math.ok() ? *math : 0.0;
+      auto s =
+          t.AddRow({algo, TopologySpecString(topo->first, topo->second), g,
+                    static_cast<uint64_t>(groups.size()), *bytes, us,
+                    fastest.us(), math_us, math_us > 0 ? us / math_us : 0.0,
+                    AlgBwGBps(*bytes, us), BusBwGBps(*op, g, *bytes, us)});
+      if (!s.ok()) return s;
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+void AddCompareCommand(CLI::App& app, int* exit_code) {
+  struct Args {
+    CommonFlags common;
+    CompareArgs compare;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand(
+      "compare",
+      "one collective over several algorithms and topologies, beside Math");
+  args->common.AddHw(cmd);
+  args->common.AddCsvJson(cmd);
+  CompareArgs& a = args->compare;
+  cmd->add_option("--op", a.op,
+                  "allreduce, allgather, reducescatter, alltoall, alltoallv, "
+                  "broadcast, reduce, p2p")
+      ->capture_default_str();
+  cmd->add_option("--n", a.n, "number of chips (the system)")
+      ->capture_default_str();
+  cmd->add_option("--group-size", a.group_size,
+                  "chips per communicator group (0 = one group of n)")
+      ->capture_default_str();
+  cmd->add_option("--bytes", a.bytes, "M; binary units: 1M = 1048576")
+      ->capture_default_str();
+  cmd->add_option("--algo", a.algos,
+                  "comma-separated: ring, ring_2port, rh, rd, hd, pairwise, "
+                  "bruck, direct (default: the baseline's)");
+  cmd->add_option("--topology", a.topologies,
+                  "comma-separated topology specs, e.g. ring,fullmesh,"
+                  "torus2d:4x2")
+      ->capture_default_str();
+  cmd->add_option("--cdma", a.cdma, "CDMA engines to stripe over (0 = all)")
+      ->capture_default_str();
+  cmd->add_option("--chunk", a.chunk,
+                  "pipelining piece size (0 = whole blocks)")
+      ->capture_default_str();
+  cmd->callback([args, exit_code] {
+    const CommonFlags& c = args->common;
+    auto hw = c.Hw();
+    if (!hw.ok()) {
+      *exit_code = Fail(hw.status());
+      return;
+    }
+    auto table = Compare(*hw, args->compare);
+    if (!table.ok()) {
+      *exit_code = Fail(table.status());
+      return;
+    }
+    std::cout << "# " << args->compare.op << ", " << args->compare.bytes
+              << " bytes on " << hw->name << "\n"
+              << table->ToText();
+    auto s = WriteOutputs(
+        {{c.csv_path, table->ToCsv()}, {c.json_path, table->ToJson()}});
+    *exit_code = s.ok() ? kExitOk : Fail(s);
+  });
+}
+
+}  // namespace ccreplay

@@ -1,0 +1,168 @@
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "collectives/alltoallv.h"
+#include "collectives/collective.h"
+#include "collectives/lower.h"
+#include "collectives/workload.h"
+#include "cli/commands.h"
+#include "cli/run.h"
+#include "base/table.h"
+#include "replay/timeline.h"
+#include "trace/trace_io.h"
+
+namespace ccreplay {
+namespace {
+
+struct LowerArgs {
+  std::string op = "allreduce";
+  uint32_t n = 2;
+  std::string bytes = "1M";
+  std::string algo;
+  std::string topology = "ring";
+  uint32_t cdma = 0;
+  uint32_t group_size = 0;
+  std::string chunk = "0";
+  uint32_t root = 0;
+  int64_t peer = -1;
+  std::string dist = "uniform";
+  // AllToAllv volume per chip (SPEC.md §1): used when --ep is given.
+  uint32_t ep = 0;
+  uint32_t batch_tokens = 1024;
+  uint32_t top_k = 8;
+  uint32_t hidden = 7168;
+  uint32_t dtype_bytes = kDispatchDtypeBytes;
+  std::string output;
+};
+
+absl::StatusOr<CollectiveSpec> SpecFrom(const LowerArgs& a) {
+  CollectiveSpec spec;
+  auto op = ParseCollectiveOp(a.op);
+  if (!op.ok()) return op.status();
+  spec.op = *op;
+  spec.n = a.n;
+  auto bytes = ParseByteSize(a.bytes);
+  if (!bytes.ok()) return bytes.status();
+  spec.bytes = *bytes;
+  spec.algorithm = a.algo.empty() ? BaselineAlgorithm(*op) : a.algo;
+  auto topo = ParseTopologyName(a.topology);
+  if (!topo.ok()) return topo.status();
+  spec.topology = *topo;
+  spec.cdma_engines = a.cdma;
+  spec.group_size = a.group_size;
+  auto chunk = ParseByteSize(a.chunk);
+  if (!chunk.ok()) return chunk.status();
+  spec.chunk_bytes = *chunk;
+  spec.root = a.root;
+  if (a.peer >= 0) spec.peer = static_cast<uint32_t>(a.peer);
+  if (spec.op == v1::ALLTOALLV) {
+    if (a.ep != 0) {
+      EpParams ep;
+      ep.ep = a.ep;
+      ep.batch_tokens = a.batch_tokens;
+      ep.top_k = a.top_k;
+      ep.hidden = a.hidden;
+      auto b = EpBytesPerChip(ep, a.dtype_bytes);
+      if (!b.ok()) return b.status();
+      spec.bytes = *b;
+    }
+    auto dist = ParseAllToAllvDist(a.dist);
+    if (!dist.ok()) return dist.status();
+    auto v = AllToAllvMatrix(*dist, spec.GroupSize(), spec.bytes);
+    if (!v.ok()) return v.status();
+    spec.alltoallv_bytes = *std::move(v);
+    spec.distribution = AllToAllvDistName(*dist);
+  }
+  return spec;
+}
+
+int RunLower(const CommonFlags& c, const LowerArgs& a) {
+  auto hw = c.Hw();
+  if (!hw.ok()) return Fail(hw.status());
+  auto spec = SpecFrom(a);
+  if (!spec.ok()) return Fail(spec.status());
+  auto trace = LowerCollective(*spec, *hw);
+  if (!trace.ok()) return Fail(trace.status());
+  if (auto s = WriteTraceFile(a.output, *trace); !s.ok()) return Fail(s);
+  size_t instrs = 0;
+  for (const auto& chip : trace->chips()) {
+    for (const auto& st : chip.streams()) instrs += st.instructions_size();
+  }
+  std::cout << "wrote " << a.output << ": " << CollectiveOpName(spec->op) << " "
+            << spec->algorithm << ", N=" << spec->n << ", " << spec->bytes
+            << " bytes, " << instrs << " instructions";
+  if (spec->GroupSize() != spec->n) {
+    std::cout << ", " << spec->n / spec->GroupSize() << " groups of "
+              << spec->GroupSize();
+  }
+  std::cout << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddLowerCommand(CLI::App& app, int* exit_code) {
+  struct Args {
+    CommonFlags common;
+    LowerArgs lower;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd =
+      app.add_subcommand("lower", "lower a collective to a trace file");
+  args->common.AddHw(cmd);
+  cmd->add_option("--op", args->lower.op,
+                  "allreduce, allgather, reducescatter, alltoall, alltoallv, "
+                  "broadcast, reduce, p2p")
+      ->capture_default_str();
+  cmd->add_option("--n", args->lower.n, "number of chips")
+      ->capture_default_str();
+  cmd->add_option("--bytes", args->lower.bytes,
+                  "M of SPEC.md section 2; binary units: 1M = 1048576")
+      ->capture_default_str();
+  cmd->add_option("--algo", args->lower.algo,
+                  "ring, ring_2port, rh, rd, hd (AR/AG/RS); pairwise, bruck "
+                  "(alltoall); pairwise (alltoallv); ring (broadcast, "
+                  "reduce); direct (p2p); default by op");
+  cmd->add_option("--topology", args->lower.topology, "ring or switch")
+      ->capture_default_str();
+  cmd->add_option("--cdma", args->lower.cdma,
+                  "CDMA engines to stripe over (0 = all)")
+      ->capture_default_str();
+  LowerArgs& l = args->lower;
+  cmd->add_option("--group-size", l.group_size,
+                  "chips per communicator group (0 = one group of n)")
+      ->capture_default_str();
+  cmd->add_option("--chunk", l.chunk,
+                  "pipelining piece size (ring, ring_2port, chains; 0 = "
+                  "whole blocks)")
+      ->capture_default_str();
+  cmd->add_option("--root", l.root, "broadcast/reduce/p2p source rank")
+      ->capture_default_str();
+  cmd->add_option("--peer", l.peer, "p2p destination rank (default root+1)");
+  cmd->add_option("--dist", l.dist,
+                  "alltoallv routing: uniform, zipf:S[:SEED], file:PATH")
+      ->capture_default_str();
+  cmd->add_option("--ep", l.ep,
+                  "alltoallv: EP group size; sets --bytes to "
+                  "ceil(batch*top_k/ep)*hidden*dtype")
+      ->capture_default_str();
+  cmd->add_option("--batch-tokens", l.batch_tokens)->capture_default_str();
+  cmd->add_option("--top-k", l.top_k)->capture_default_str();
+  cmd->add_option("--hidden", l.hidden)->capture_default_str();
+  cmd->add_option("--dtype-bytes", l.dtype_bytes,
+                  "1 = dispatch (int8), 2 = combine (bf16)")
+      ->capture_default_str();
+  cmd->add_option("-o,--output", args->lower.output,
+                  "trace file (.txtpb/.textproto/.pbtxt/.txt = text, "
+                  "else binary)")
+      ->required();
+
+  cmd->callback(
+      [args, exit_code] { *exit_code = RunLower(args->common, args->lower); });
+}
+
+}  // namespace ccreplay

@@ -1,0 +1,42 @@
+#include <iostream>
+#include <memory>
+
+#include "collectives/math_report.h"
+#include "cli/commands.h"
+
+namespace ccreplay {
+
+void AddMathCommand(CLI::App& app, int* exit_code) {
+  struct Args {
+    CommonFlags common;
+    bool legacy = false;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand(
+      "math", "print the Math self-check table (SPEC.md section 2)");
+  args->common.AddHw(cmd);
+  args->common.AddCsvJson(cmd);
+  cmd->add_flag("--legacy", args->legacy,
+                "also print the legacy column (two documented bugs)");
+  cmd->callback([args, exit_code] {
+    const CommonFlags& c = args->common;
+    auto hw = c.Hw();
+    if (!hw.ok()) {
+      *exit_code = Fail(hw.status());
+      return;
+    }
+    auto table = MathSelfCheckTable(*hw, args->legacy);
+    if (!table.ok()) {
+      *exit_code = Fail(table.status());
+      return;
+    }
+    std::cout << "# Math (alpha-beta) self-check on " << hw->name
+              << ": SPEC.md section 2 formulas\n"
+              << table->ToText();
+    auto s = WriteOutputs(
+        {{c.csv_path, table->ToCsv()}, {c.json_path, table->ToJson()}});
+    *exit_code = s.ok() ? kExitOk : Fail(s);
+  });
+}
+
+}  // namespace ccreplay

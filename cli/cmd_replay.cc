@@ -1,0 +1,148 @@
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "collectives/collective.h"
+#include "collectives/lower.h"
+#include "cli/commands.h"
+#include "cli/run.h"
+#include "base/table.h"
+#include "replay/timeline.h"
+#include "trace/trace_io.h"
+
+namespace ccreplay {
+namespace {
+
+struct ReplayArgs {
+  std::string trace;
+  std::string topology;
+  std::string timeline;
+  uint64_t max_events = 0;
+  bool links = false;
+};
+
+int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
+  auto hw = c.Hw();
+  if (!hw.ok()) return Fail(hw.status());
+  auto trace = ReadTraceFile(a.trace);
+  if (!trace.ok()) return Fail(trace.status());
+  std::optional<TopologyChoice> topo;
+  if (!a.topology.empty()) {
+    auto k = ParseTopologyChoice(a.topology, *hw);
+    if (!k.ok()) return Fail(k.status());
+    topo = *k;
+  }
+  ReplayOptions opt;
+  opt.max_events = a.max_events;
+  auto run = ReplayTrace(*trace, *hw, topo, opt);
+  if (!run.ok())
+    return Fail(
+        absl::Status(run.status().code(),
+                     absl::StrCat(a.trace, ": ", run.status().message())));
+  const ReplayResult& r = run->result;
+  Table chips({Table::Column::Integer("chip"),
+               Table::Column::Double("finish_us", 6),
+               Table::Column::Integer("bytes_sent"),
+               Table::Column::Integer("bytes_received"),
+               Table::Column::Integer("bytes_local")});
+  for (uint32_t i = 0; i < run->program.num_chips; ++i) {
+    auto s = chips.AddRow({i, r.chip_finish[i].us(), r.bytes_sent[i],
+                           r.bytes_received[i], r.bytes_local[i]});
+    if (!s.ok()) return Fail(s);
+  }
+  std::cout << "trace " << a.trace << " on " << hw->name << ", topology "
+            << TopologySpecString(run->topology->kind(),
+                                  run->topology->params())
+            << "\n"
+            << "total " << PsToUsString(r.makespan) << " us (all streams done)"
+            << ", drained " << PsToUsString(r.drained) << " us, " << r.events
+            << " events, " << r.packets << " packets\n";
+  const auto& coll = trace->header().collective();
+  if (coll.op() != v1::COLLECTIVE_OP_UNSPECIFIED && coll.bytes() > 0 &&
+      r.makespan.ps() > 0) {
+    const double us = r.makespan.us();
+    std::cout << absl::StrFormat(
+        "%s N=%d %d bytes: algbw %.2f GB/s, busbw %.2f GB/s\n",
+        CollectiveOpName(coll.op()), coll.n(), coll.bytes(),
+        static_cast<double>(coll.bytes()) / (us * 1e3),
+        static_cast<double>(coll.bytes()) / (us * 1e3) *
+            BusBwFactor(coll.op(), coll.n()));
+  }
+  std::cout << chips.ToText();
+  auto links = LinkTable(*run->topology, r, *hw);
+  if (!links.ok()) return Fail(links.status());
+  auto path = CriticalPathBreakdown(run->program, r, *hw, *run->topology);
+  if (!path.ok()) return Fail(path.status());
+  auto path_table = BreakdownTable(*path);
+  if (!path_table.ok()) return Fail(path_table.status());
+  std::cout << "critical path by mechanism:\n" << path_table->ToText();
+  if (a.links) {
+    std::cout << links->ToText();
+  } else {
+    // The busiest switch port by time queued, which is where contention
+    // shows first.
+    size_t worst = r.links.size();
+    for (size_t l = 0; l < r.links.size(); ++l) {
+      if (!run->topology->IsSwitch(run->topology->links()[l].src)) continue;
+      if (worst == r.links.size() ||
+          r.links[l].queued > r.links[worst].queued) {
+        worst = l;
+      }
+    }
+    if (worst < r.links.size()) {
+      std::cout << "busiest switch port: " << run->topology->LinkName(worst)
+                << ", peak " << r.links[worst].peak_depth
+                << " packets waiting, " << PsToUsString(r.links[worst].queued)
+                << " us queued in all (--links for every link)\n";
+    }
+  }
+  const std::string json = absl::StrCat(
+      "{\"trace\":\"", a.trace, "\",\"hw\":\"", hw->name,
+      "\",\"total_us\":", PsToUsString(r.makespan),
+      ",\"drained_us\":", PsToUsString(r.drained), ",\"events\":", r.events,
+      ",\"packets\":", r.packets, ",\"chips\":", chips.ToJson(),
+      ",\"links\":", links->ToJson(),
+      ",\"critical_path\":", path_table->ToJson(), "}\n");
+  auto s = WriteOutputs(
+      {{a.timeline,
+        a.timeline.empty() ? std::string() : TimelineJson(run->program, r)},
+       {c.csv_path, chips.ToCsv()},
+       {c.json_path, json}});
+  return s.ok() ? kExitOk : Fail(s);
+}
+
+}  // namespace
+
+void AddReplayCommand(CLI::App& app, int* exit_code) {
+  struct Args {
+    CommonFlags common;
+    ReplayArgs replay;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand("replay", "replay a trace file");
+  cmd->add_option("trace", args->replay.trace, "trace file (text or binary)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  args->common.AddHw(cmd);
+  args->common.AddCsvJson(cmd);
+  cmd->add_option("--topology", args->replay.topology,
+                  "name[:params], e.g. ring, switch, fullmesh, board-ring, "
+                  "torus2d:8x8 (default: the trace header's, else "
+                  "the config's)");
+  cmd->add_option("--timeline", args->replay.timeline,
+                  "write a Chrome/Perfetto JSON timeline");
+  cmd->add_flag("--links", args->replay.links,
+                "print every link's use and queueing");
+  cmd->add_option("--max-events", args->replay.max_events,
+                  "stop with an error after this many events (0 = no "
+                  "limit)");
+
+  cmd->callback([args, exit_code] {
+    *exit_code = RunReplay(args->common, args->replay);
+  });
+}
+
+}  // namespace ccreplay

@@ -1,0 +1,51 @@
+// The ccreplay commands. Each command lives in its own cmd_*.cc file and
+// registers itself with one Add*Command function; its callback stores the
+// exit code. Exit codes: 0 ok, 1 the input is wrong, 2 usage.
+#ifndef CCREPLAY_CLI_COMMANDS_H_
+#define CCREPLAY_CLI_COMMANDS_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "hw/config.h"
+
+namespace ccreplay {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitBadInput = 1;
+inline constexpr int kExitUsage = 2;
+
+// Prints "ccreplay: <message>" to stderr; returns kExitBadInput.
+int Fail(const absl::Status& s);
+
+// Flags every command shares: --hw, --csv, --json.
+struct CommonFlags {
+  std::string hw_path;
+  std::string csv_path;
+  std::string json_path;
+
+  // The config named by --hw, or the built-in TPS186.
+  absl::StatusOr<HwConfig> Hw() const;
+  void AddHw(CLI::App* cmd);
+  void AddCsvJson(CLI::App* cmd);
+};
+
+// Writes every (path, contents) with a non-empty path, each atomically. All
+// contents are computed before this is called, so a failed run writes none.
+absl::Status WriteOutputs(
+    const std::vector<std::pair<std::string, std::string>>& files);
+
+void AddBaselineCommand(CLI::App& app, int* exit_code);
+void AddMathCommand(CLI::App& app, int* exit_code);
+void AddLowerCommand(CLI::App& app, int* exit_code);
+void AddReplayCommand(CLI::App& app, int* exit_code);
+void AddCheckCommand(CLI::App& app, int* exit_code);
+void AddCompareCommand(CLI::App& app, int* exit_code);
+
+}  // namespace ccreplay
+
+#endif  // CCREPLAY_CLI_COMMANDS_H_

@@ -1,0 +1,223 @@
+#include "cli/run.h"
+
+#include <cctype>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "collectives/lower.h"
+#include "collectives/math.h"
+#include "trace/decode.h"
+#include "replay/timeline.h"
+
+namespace ccreplay {
+
+absl::StatusOr<TopologyChoice> ParseTopologyChoice(absl::string_view text,
+                                                   const HwConfig& hw) {
+  auto spec = ParseTopologySpec(text, hw.topology_params);
+  if (!spec.ok()) return spec.status();
+  return TopologyChoice(spec->first, spec->second);
+}
+
+absl::StatusOr<TopologyChoice> ChooseTopology(
+    const v1::Trace& trace, const HwConfig& hw,
+    std::optional<TopologyChoice> override_choice) {
+  if (override_choice) return *override_choice;
+  const std::string& named = trace.header().collective().topology();
+  if (!named.empty()) {
+    auto k = ParseTopologyName(named);
+    if (!k.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("header.collective.topology: ", k.status().message()));
+    }
+    return TopologyChoice(*k);
+  }
+  return TopologyChoice(hw.topology);
+}
+
+absl::StatusOr<RunOutcome> ReplayTrace(const v1::Trace& trace,
+                                       const HwConfig& hw,
+                                       std::optional<TopologyChoice> topology,
+                                       const ReplayOptions& options) {
+  auto choice = ChooseTopology(trace, hw, topology);
+  if (!choice.ok()) return choice.status();
+  auto program = ValidateAndDecode(trace, hw.Target());
+  if (!program.ok()) return program.status();
+  auto topo =
+      Topology::Build(choice->kind, program->num_chips,
+                      choice->params ? *choice->params : hw.topology_params);
+  if (!topo.ok()) return topo.status();
+  auto result = Replay(*program, hw, *topo, options);
+  if (!result.ok()) return result.status();
+  RunOutcome out;
+  out.program = *std::move(program);
+  out.topology = *std::move(topo);
+  out.result = *std::move(result);
+  return out;
+}
+
+absl::StatusOr<RunOutcome> LowerAndReplay(const CollectiveSpec& spec,
+                                          const HwConfig& hw,
+                                          const ReplayOptions& options) {
+  auto trace = LowerCollective(spec, hw);
+  if (!trace.ok()) return trace.status();
+  return ReplayTrace(*trace, hw, spec.topology, options);
+}
+
+std::string BaselineAlgorithm(v1::CollectiveOp op) {
+  return op == v1::ALLTOALL || op == v1::ALLTOALLV ? "pairwise" : "ring";
+}
+
+absl::StatusOr<Baseline> RunBaseline(const std::vector<WorkloadRow>& workload,
+                                     const HwConfig& hw) {
+  Baseline b;
+  const MathParams mp = MathParamsFromHw(hw);
+  for (const WorkloadRow& w : workload) {
+    CollectiveSpec spec;
+    spec.op = w.op;
+    spec.n = w.n;
+    spec.bytes = w.bytes;
+    spec.algorithm = BaselineAlgorithm(w.op);
+    spec.topology = w.topology;
+    auto run = LowerAndReplay(spec, hw, ReplayOptions{});
+    if (!run.ok()) {
+      return absl::Status(
+          run.status().code(),
+          absl::StrCat(w.module, " ", w.op_name, ": ", run.status().message()));
+    }
+    auto math = MathTimeUs(w.op, w.n, w.bytes, w.topology, mp);
+    if (!math.ok()) return math.status();
+    BaselineRow row;
+    row.work = w;
+    row.math_us = *math;
+    row.replay = run->result.makespan;
+    row.busbw_gbps = BusBwGBps(w.op, w.n, w.bytes, row.replay.us());
+    auto bd =
+        CriticalPathBreakdown(run->program, run->result, hw, *run->topology);
+    if (!bd.ok()) return bd.status();
+    row.breakdown = *bd;
+    b.total_math_us += row.math_us * w.repeat;
+    b.total_replay_us += row.replay.us() * w.repeat;
+    b.rows.push_back(std::move(row));
+  }
+  return b;
+}
+
+absl::StatusOr<Table> BaselineTable(const Baseline& b) {
+  Table t({Table::Column::String("module"), Table::Column::String("operator"),
+           Table::Column::String("primitive"), Table::Column::Integer("N"),
+           Table::Column::String("topology"), Table::Column::Integer("bytes"),
+           Table::Column::Double("math_us", 4),
+           Table::Column::Double("replay_us", 4),
+           Table::Column::Double("replay/math", 3),
+           Table::Column::Double("busbw_GBps", 2),
+           Table::Column::Integer("repeat")});
+  for (const BaselineRow& r : b.rows) {
+    auto s = t.AddRow({r.work.module, r.work.op_name, r.work.primitive,
+                       r.work.n, std::string(TopologyName(r.work.topology)),
+                       r.work.bytes, r.math_us, r.replay.us(),
+                       r.replay.us() / r.math_us, r.busbw_gbps, r.work.repeat});
+    if (!s.ok()) return s;
+  }
+  return t;
+}
+
+absl::StatusOr<Table> BaselineBreakdownTable(const Baseline& b) {
+  std::vector<Table::Column> cols = {Table::Column::String("module"),
+                                     Table::Column::String("operator"),
+                                     Table::Column::Double("math_us", 4),
+                                     Table::Column::Double("replay_us", 4)};
+  for (int c = 0; c < kNumPathCauses; ++c) {
+    cols.push_back(Table::Column::Double(
+        std::string(PathCauseName(static_cast<PathCause>(c))), 4));
+  }
+  Table t(cols);
+  for (const BaselineRow& r : b.rows) {
+    std::vector<Table::Cell> cells = {r.work.module, r.work.op_name, r.math_us,
+                                      r.replay.us()};
+    for (TimePs v : r.breakdown.by_cause) cells.push_back(v.us());
+    if (auto s = t.AddRow(std::move(cells)); !s.ok()) return s;
+  }
+  return t;
+}
+
+absl::StatusOr<Table> BreakdownTable(const Breakdown& b) {
+  Table t({Table::Column::String("mechanism"), Table::Column::Double("us", 6),
+           Table::Column::Double("share", 3)});
+  for (int c = 0; c < kNumPathCauses; ++c) {
+    const TimePs v = b.by_cause[c];
+    auto s =
+        t.AddRow({std::string(PathCauseName(static_cast<PathCause>(c))), v.us(),
+                  b.total.ps() > 0 ? static_cast<double>(v.ps()) /
+                                         static_cast<double>(b.total.ps())
+                                   : 0.0});
+    if (!s.ok()) return s;
+  }
+  return t;
+}
+
+absl::StatusOr<Table> LinkTable(const Topology& topo, const ReplayResult& r,
+                                const HwConfig& hw) {
+  Table t({Table::Column::String("link"), Table::Column::Integer("packets"),
+           Table::Column::Integer("wire_bytes"),
+           Table::Column::Double("util", 3),
+           Table::Column::Integer("peak_waiting"),
+           Table::Column::Double("queued_us", 4),
+           Table::Column::Double("credit_stall_us", 4),
+           Table::Column::Double("lg_imbalance", 3),
+           Table::Column::Double("first_us", 4),
+           Table::Column::Double("last_us", 4)});
+  const double span = r.drained.us() * hw.lane_groups;
+  for (size_t l = 0; l < r.links.size(); ++l) {
+    const LinkStats& s = r.links[l];
+    if (s.packets == 0) continue;
+    TimePs most;
+    for (TimePs b : s.lg_busy) most = Max(most, b);
+    const double mean = s.busy.us() / static_cast<double>(s.lg_busy.size());
+    auto st = t.AddRow({topo.LinkName(static_cast<uint32_t>(l)), s.packets,
+                        s.wire_bytes, span > 0 ? s.busy.us() / span : 0.0,
+                        s.peak_depth, s.queued.us(), s.credit_stall.us(),
+                        most.us() / mean, s.first_start.us(), s.last_end.us()});
+    if (!st.ok()) return st;
+  }
+  return t;
+}
+
+absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text) {
+  const std::string t(absl::StripAsciiWhitespace(text));
+  size_t digits = 0;
+  while (digits < t.size() &&
+         std::isdigit(static_cast<unsigned char>(t[digits]))) {
+    ++digits;
+  }
+  const auto bad = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad byte size '", text, "': ", why,
+                     " (use e.g. 1048576, 64K, 1M, 2G; K/M/G/T are binary)"));
+  };
+  if (digits == 0) return bad("no number");
+  uint64_t value = 0;
+  if (!absl::SimpleAtoi(t.substr(0, digits), &value)) return bad("too large");
+  std::string suffix = absl::AsciiStrToUpper(t.substr(digits));
+  if (suffix == "B") suffix.clear();
+  if (suffix.size() == 3 && suffix.substr(1) == "IB")
+    suffix = suffix.substr(0, 1);
+  int shift = 0;
+  if (suffix.empty()) {
+    shift = 0;
+  } else if (suffix == "K") {
+    shift = 10;
+  } else if (suffix == "M") {
+    shift = 20;
+  } else if (suffix == "G") {
+    shift = 30;
+  } else if (suffix == "T") {
+    shift = 40;
+  } else {
+    return bad(absl::StrCat("unknown suffix '", t.substr(digits), "'"));
+  }
+  if (shift > 0 && value > (~uint64_t{0} >> shift)) return bad("too large");
+  return value << shift;
+}
+
+}  // namespace ccreplay

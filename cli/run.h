@@ -1,0 +1,103 @@
+// The glue the commands share: lower a collective or read a trace, validate
+// and decode it, build the topology, replay, and tabulate. This is the only
+// place (with main.cc) that ties collectives/ and replay/ together.
+#ifndef CCREPLAY_CLI_RUN_H_
+#define CCREPLAY_CLI_RUN_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "collectives/collective.h"
+#include "collectives/workload.h"
+#include "hw/config.h"
+#include "hw/topology.h"
+#include "proto/trace.pb.h"
+#include "replay/breakdown.h"
+#include "replay/engine.h"
+#include "trace/program.h"
+#include "base/table.h"
+
+namespace ccreplay {
+
+struct RunOutcome {
+  Program program;
+  std::optional<Topology> topology;
+  ReplayResult result;
+};
+
+// A topology asked for by name: its kind and, when given on the command
+// line, its parameters (otherwise the config's topology parameters apply).
+struct TopologyChoice {
+  TopologyChoice(TopologyKind k) : kind(k) {}  // NOLINT: a kind is a choice
+  TopologyChoice(TopologyKind k, TopologyParams p) : kind(k), params(p) {}
+  TopologyKind kind;
+  std::optional<TopologyParams> params;
+};
+
+// Parses --topology: "name" or "name:key=value,..." (ParseTopologySpec).
+absl::StatusOr<TopologyChoice> ParseTopologyChoice(absl::string_view text,
+                                                   const HwConfig& hw);
+
+// The topology a trace runs on: `override_choice` if given, else the trace
+// header's collective.topology if it names one, else the config's; the
+// parameters are the choice's own or the config's.
+absl::StatusOr<TopologyChoice> ChooseTopology(
+    const v1::Trace& trace, const HwConfig& hw,
+    std::optional<TopologyChoice> override_choice);
+
+// Validates, decodes and replays `trace`.
+absl::StatusOr<RunOutcome> ReplayTrace(const v1::Trace& trace,
+                                       const HwConfig& hw,
+                                       std::optional<TopologyChoice> topology,
+                                       const ReplayOptions& options);
+
+// Lowers `spec` and replays it on spec.topology.
+absl::StatusOr<RunOutcome> LowerAndReplay(const CollectiveSpec& spec,
+                                          const HwConfig& hw,
+                                          const ReplayOptions& options);
+
+// The algorithm the baseline uses for an op: ring for AllReduce, AllGather,
+// ReduceScatter; pairwise for AllToAll.
+std::string BaselineAlgorithm(v1::CollectiveOp op);
+
+struct BaselineRow {
+  WorkloadRow work;
+  double math_us = 0;
+  TimePs replay;
+  double busbw_gbps = 0;  // from the replay time
+  Breakdown breakdown;    // the replay's critical path
+};
+
+struct Baseline {
+  std::vector<BaselineRow> rows;
+  double total_math_us = 0;    // sum of math_us * repeat
+  double total_replay_us = 0;  // sum of replay * repeat
+};
+
+// Replays every row of `workload` on `hw`.
+absl::StatusOr<Baseline> RunBaseline(const std::vector<WorkloadRow>& workload,
+                                     const HwConfig& hw);
+// The table `ccreplay baseline` prints.
+absl::StatusOr<Table> BaselineTable(const Baseline& b);
+// Per row: Math, replay and the replay's critical path by mechanism (us).
+absl::StatusOr<Table> BaselineBreakdownTable(const Baseline& b);
+// One row per mechanism: time on the critical path (us) and share.
+absl::StatusOr<Table> BreakdownTable(const Breakdown& b);
+
+// One row per directed link: packets, bytes, utilisation over the run,
+// peak queue depth, time queued, time stalled for credit, and how unevenly
+// its lane groups were loaded (busiest LG's busy time / mean), and when it
+// first and last carried a packet.
+absl::StatusOr<Table> LinkTable(const Topology& topo, const ReplayResult& r,
+                                const HwConfig& hw);
+
+// Parses a byte count: "1048576", "1M" (= 1048576), "64K", "2G", "1MiB",
+// "1.5M" is rejected (whole bytes only). Errors name the text.
+absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text);
+
+}  // namespace ccreplay
+
+#endif  // CCREPLAY_CLI_RUN_H_

@@ -1,0 +1,97 @@
+// The decoded form of a trace: plain per-chip vectors of value structs, built
+// once by DecodeTrace() after validation. The engine sees only this, never
+// protobuf objects.
+#ifndef CCREPLAY_TRACE_PROGRAM_H_
+#define CCREPLAY_TRACE_PROGRAM_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace ccreplay {
+
+enum class OpKind : uint8_t {
+  kTransfer,
+  kSend,
+  kReceive,
+  kMsgSend,
+  kMsgWait,
+  kRemoteMsgSend,
+  kFence,
+};
+
+absl::string_view OpKindName(OpKind k);
+
+// True for the instructions that move data and pay the CDMA startup.
+constexpr bool MovesData(OpKind k) {
+  return k == OpKind::kTransfer || k == OpKind::kSend || k == OpKind::kReceive;
+}
+
+// True for the instructions that execute on a CDMA queue (in qp order).
+constexpr bool UsesQp(OpKind k) {
+  return k != OpKind::kMsgWait && k != OpKind::kFence;
+}
+
+// Largest number of chips any part of ccreplay accepts (trace header,
+// topology, lowering): 2^16. A documented limit of this replayer, not of the
+// schema; per-chip tables stay small enough to allocate up front.
+inline constexpr uint32_t kMaxChips = 1u << 16;
+
+// qp_id = (cdma_id << 2) | vc_bank: 4 VC banks per CDMA engine
+// (docs/spec-notes.md, "Queue pairs").
+inline constexpr uint32_t kVcBanksPerCdma = 4;
+constexpr uint32_t CdmaOfQp(uint32_t qp_id) { return qp_id >> 2; }
+constexpr uint32_t VcOfQp(uint32_t qp_id) { return qp_id & 3u; }
+constexpr uint32_t MakeQp(uint32_t cdma, uint32_t vc) {
+  return (cdma << 2) | vc;
+}
+
+// What a trace is validated and decoded against: the machine's shape as far
+// as the trace format cares. HwConfig::Target() (hw/config.h) gives it.
+struct TraceTarget {
+  std::string name;           // the hardware's name, for messages
+  uint32_t num_chips = 0;     // 0 = as many as the trace has
+  uint32_t cdma_engines = 0;  // per chip
+  // Message counters are qp ids: one per (engine, VC bank).
+  uint32_t num_qps() const { return cdma_engines * kVcBanksPerCdma; }
+};
+
+// One instruction. Fields not used by a kind are zero.
+struct Instr {
+  OpKind kind = OpKind::kFence;
+  bool reduce_sum = false;  // Transfer: destination += source
+  uint32_t qp_id = 0;       // all but MsgWait's counter and Fence
+  uint32_t peer = 0;        // Transfer/Send/RemoteMsgSend: destination chip;
+                            // Receive: source chip
+  uint32_t dst_qp = 0;      // MsgSend/RemoteMsgSend: counter to increment;
+                            // MsgWait: counter to wait on
+  uint32_t count = 0;       // MsgWait: messages to consume
+  uint64_t src_addr = 0;    // Transfer/Send
+  uint64_t dst_addr = 0;    // Transfer/Receive
+  uint64_t bytes = 0;       // Transfer/Send/Receive
+};
+
+struct StreamProgram {
+  uint32_t id = 0;  // the trace's stream id, for messages
+  std::vector<Instr> instrs;
+};
+
+struct ChipProgram {
+  std::vector<StreamProgram> streams;
+};
+
+struct Program {
+  uint32_t num_chips = 0;
+  std::vector<ChipProgram> chips;  // size num_chips; absent chips are empty
+};
+
+// "chip 3, stream 1, instruction 12 (Transfer)": the place of an instruction
+// in the words every error and report uses.
+std::string InstrPlace(const Program& p, uint32_t chip, uint32_t stream_index,
+                       uint32_t instr_index);
+
+}  // namespace ccreplay
+
+#endif  // CCREPLAY_TRACE_PROGRAM_H_

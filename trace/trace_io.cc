@@ -1,0 +1,532 @@
+#include "trace/trace_io.h"
+
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/stubs/logging.h"
+#include "google/protobuf/text_format.h"
+#include "base/file_util.h"
+
+namespace ccreplay {
+namespace {
+
+namespace pb = ::google::protobuf;
+
+// protobuf parses and serializes at most INT_MAX bytes as one message.
+constexpr size_t kMaxMessageBytes = INT_MAX;
+
+constexpr absl::string_view kUtf8Bom = "\xEF\xBB\xBF";
+
+absl::string_view StripBom(absl::string_view s) {
+  if (absl::StartsWith(s, kUtf8Bom)) s.remove_prefix(kUtf8Bom.size());
+  return s;
+}
+
+// Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF.
+bool IsValidUtf8(absl::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const auto* end = p + s.size();
+  while (p < end) {
+    const unsigned char c = *p;
+    if (c < 0x80) {
+      ++p;
+      continue;
+    }
+    int n;                               // continuation bytes
+    unsigned char lo = 0x80, hi = 0xBF;  // range of the first continuation
+    if (c >= 0xC2 && c <= 0xDF) {
+      n = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      if (c == 0xE0) lo = 0xA0;  // overlong
+      if (c == 0xED) hi = 0x9F;  // surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      if (c == 0xF0) lo = 0x90;  // overlong
+      if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
+    } else {
+      return false;
+    }
+    if (end - p <= n) return false;
+    if (p[1] < lo || p[1] > hi) return false;
+    for (int i = 2; i <= n; ++i) {
+      if ((p[i] & 0xC0) != 0x80) return false;
+    }
+    p += n + 1;
+  }
+  return true;
+}
+
+// Keeps the first error the text parser reports (later ones are usually
+// consequences of the first).
+class FirstErrorCollector : public pb::io::ErrorCollector {
+ public:
+  void AddError(int line, pb::io::ColumnNumber column,
+                const std::string& message) override {
+    if (has_error_) return;
+    has_error_ = true;
+    line_ = line;
+    column_ = column;
+    message_ = message;
+  }
+
+  bool has_error() const { return has_error_; }
+  int line() const { return line_; }
+  int column() const { return column_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  bool has_error_ = false;
+  int line_ = 0;
+  int column_ = 0;
+  std::string message_;
+};
+
+class IgnoreErrors : public pb::io::ErrorCollector {
+ public:
+  void AddError(int, pb::io::ColumnNumber, const std::string&) override {}
+};
+
+// protobuf 3.21 reports errors found after consuming a token (an unknown
+// field name, an unknown enum value, a field set twice) at the position of
+// the NEXT token, which may be on the next line. Those messages quote the
+// offending token, so: if the token just before the reported position is
+// quoted in the message, report that token's position instead. Syntax
+// errors ("Expected integer, got: two") already point at the right token and
+// do not quote the one before it.
+// Returns the 0-based (line, column) to report.
+std::pair<int, int> BlamedPosition(absl::string_view text, int line, int column,
+                                   const std::string& message) {
+  pb::io::ArrayInputStream input(text.data(), static_cast<int>(text.size()));
+  IgnoreErrors ignore;
+  pb::io::Tokenizer tokenizer(&input, &ignore);
+  // As TextFormat::Parser configures its tokenizer.
+  tokenizer.set_allow_f_after_float(true);
+  tokenizer.set_comment_style(pb::io::Tokenizer::SH_COMMENT_STYLE);
+  tokenizer.set_require_space_after_number(false);
+  tokenizer.set_allow_multiline_strings(true);
+  bool have_prev = false;
+  pb::io::Tokenizer::Token prev;
+  while (tokenizer.Next()) {
+    const pb::io::Tokenizer::Token& t = tokenizer.current();
+    if (std::make_pair(t.line, t.column) >= std::make_pair(line, column)) {
+      break;
+    }
+    prev = t;
+    have_prev = true;
+  }
+  if (have_prev &&
+      absl::StrContains(message, absl::StrCat("\"", prev.text, "\""))) {
+    return {prev.line, prev.column};
+  }
+  return {line, column};
+}
+
+// REQUIRES: bytes.size() <= kMaxMessageBytes.
+absl::Status ParseText(absl::string_view bytes, const std::string& name,
+                       pb::Message* out) {
+  bytes = StripBom(bytes);
+  pb::io::ArrayInputStream input(bytes.data(), static_cast<int>(bytes.size()));
+  FirstErrorCollector errors;
+  pb::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  {
+    // Errors come back through `errors`; protobuf's own log lines (e.g.
+    // about invalid UTF-8 in a string) would only repeat them on stderr.
+    pb::LogSilencer quiet;
+    if (parser.Parse(&input, out)) return absl::OkStatus();
+  }
+  if (!errors.has_error()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": text format parse failed"));
+  }
+  const auto [line, column] =
+      BlamedPosition(bytes, errors.line(), errors.column(), errors.message());
+  // io::ErrorCollector positions are 0-based; editors count from 1.
+  return absl::InvalidArgumentError(absl::StrCat(
+      name, ":", line + 1, ":", column + 1, ": ", errors.message()));
+}
+
+// REQUIRES: bytes.size() <= kMaxMessageBytes.
+bool ParseBinary(absl::string_view bytes, pb::Message* out) {
+  pb::LogSilencer quiet;
+  return out->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+}
+
+// Walks the wire format of `bytes` against `type` to say where and why a
+// binary parse failed, e.g. "chips[3].streams[0] at byte offset 1234 is 800
+// bytes long, but only 12 bytes remain (truncated file?)". Used only after
+// protobuf has rejected the bytes, so it need not be fast.
+class WireDiagnoser {
+ public:
+  explicit WireDiagnoser(absl::string_view bytes) : bytes_(bytes) {}
+
+  // Returns the first problem found, or "" if the walk finds none.
+  std::string Diagnose(const pb::Descriptor* type) {
+    return Walk(type, 0, bytes_.size(), "", 0);
+  }
+
+ private:
+  static constexpr int kMaxDepth = 100;  // protobuf's default
+
+  // Reads a varint at `*pos` (< end). Returns false if it is cut off or
+  // longer than 10 bytes.
+  bool ReadVarint(size_t* pos, size_t end, uint64_t* value) const {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+      if (*pos >= end) return false;
+      const auto b = static_cast<unsigned char>(bytes_[(*pos)++]);
+      v |= static_cast<uint64_t>(b & 0x7F) << (shift < 64 ? shift : 63);
+      if ((b & 0x80) == 0) {
+        *value = v;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  static std::string Join(absl::string_view prefix, absl::string_view name) {
+    return prefix.empty() ? std::string(name) : absl::StrCat(prefix, ".", name);
+  }
+
+  std::string Walk(const pb::Descriptor* type, size_t begin, size_t end,
+                   const std::string& path, int depth) {
+    if (depth > kMaxDepth) {
+      return absl::StrCat(path, ": nested more than ", kMaxDepth, " deep");
+    }
+    std::map<int, int> seen;  // field number -> occurrences so far
+    size_t pos = begin;
+    while (pos < end) {
+      const size_t at = pos;
+      uint64_t tag;
+      if (!ReadVarint(&pos, end, &tag)) {
+        return absl::StrCat("field tag at byte offset ", at,
+                            " is cut off (truncated file?)");
+      }
+      const uint64_t number = tag >> 3;
+      const int wire_type = static_cast<int>(tag & 7);
+      if (number == 0 || number > pb::FieldDescriptor::kMaxNumber) {
+        return absl::StrCat("invalid field number ", number, " at byte offset ",
+                            at);
+      }
+      const pb::FieldDescriptor* field =
+          type == nullptr ? nullptr
+                          : type->FindFieldByNumber(static_cast<int>(number));
+      std::string where;
+      if (field == nullptr) {
+        where = Join(path, absl::StrCat("<unknown field ", number, ">"));
+      } else if (field->is_repeated()) {
+        where = Join(path, absl::StrCat(field->name(), "[",
+                                        seen[field->number()]++, "]"));
+      } else {
+        where = Join(path, field->name());
+      }
+      switch (wire_type) {
+        case 0: {  // varint
+          uint64_t ignored;
+          if (!ReadVarint(&pos, end, &ignored)) {
+            return absl::StrCat(where, " at byte offset ", at,
+                                ": varint is cut off or too long");
+          }
+          break;
+        }
+        case 1:    // fixed64
+        case 5: {  // fixed32
+          const size_t size = wire_type == 1 ? 8 : 4;
+          if (end - pos < size) {
+            return absl::StrCat(where, " at byte offset ", at, " needs ", size,
+                                " bytes, but only ", end - pos,
+                                " remain (truncated file?)");
+          }
+          pos += size;
+          break;
+        }
+        case 2: {  // length-delimited
+          uint64_t len;
+          if (!ReadVarint(&pos, end, &len)) {
+            return absl::StrCat(where, " at byte offset ", at,
+                                ": length is cut off or too long");
+          }
+          if (len > end - pos) {
+            return absl::StrCat(where, " at byte offset ", at, " is ", len,
+                                " bytes long, but only ", end - pos,
+                                " bytes remain (truncated file?)");
+          }
+          const size_t stop = pos + static_cast<size_t>(len);
+          if (field != nullptr &&
+              field->type() == pb::FieldDescriptor::TYPE_MESSAGE) {
+            std::string inner =
+                Walk(field->message_type(), pos, stop, where, depth + 1);
+            if (!inner.empty()) return inner;
+          } else if (field != nullptr &&
+                     field->type() == pb::FieldDescriptor::TYPE_STRING &&
+                     !IsValidUtf8(bytes_.substr(pos, stop - pos))) {
+            return absl::StrCat(where, " at byte offset ", at,
+                                " is a string but not valid UTF-8");
+          }
+          pos = stop;
+          break;
+        }
+        default:
+          return absl::StrCat("invalid wire type ", wire_type,
+                              " at byte offset ", at, " (", where, ")");
+      }
+    }
+    return "";
+  }
+
+  absl::string_view bytes_;
+};
+
+// Parses `bytes` as M in whichever format LooksLikeTextFormat() suggests;
+// if that fails, tries the other format and keeps its result when
+// `plausible` accepts it, so that a misjudged format never hides a good
+// file. Otherwise reports the failure of the suggested format.
+template <typename M>
+absl::Status ParseEitherFormat(absl::string_view bytes, const std::string& name,
+                               absl::string_view kind,
+                               bool (*plausible)(const M&), M* out) {
+  if (bytes.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": empty file, not a ", kind));
+  }
+  if (bytes.size() > kMaxMessageBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, ": ", bytes.size(),
+        " bytes is more than protobuf's limit of 2 GiB for one message"));
+  }
+  if (LooksLikeTextFormat(bytes)) {
+    absl::Status text = ParseText(bytes, name, out);
+    if (text.ok()) return text;
+    M alt;
+    if (ParseBinary(bytes, &alt) && plausible(alt)) {
+      *out = std::move(alt);
+      return absl::OkStatus();
+    }
+    return text;
+  }
+  if (ParseBinary(bytes, out)) return absl::OkStatus();
+  M alt;
+  if (ParseText(bytes, name, &alt).ok() && plausible(alt)) {
+    *out = std::move(alt);
+    return absl::OkStatus();
+  }
+  std::string why = WireDiagnoser(bytes).Diagnose(M::descriptor());
+  return absl::InvalidArgumentError(
+      absl::StrCat(name, ": not a ", kind, " (binary protobuf parse failed",
+                   why.empty() ? "" : ": ", why, ")"));
+}
+
+bool HasV1Header(const v1::Trace& t) {
+  return t.has_header() && t.header().format_version() == v1::FORMAT_VERSION_1;
+}
+
+bool HasCdmaAndLink(const v1::HardwareConfig& c) {
+  return c.has_cdma() && c.has_link();
+}
+
+absl::Status CheckTraceHeader(const v1::Trace& t, const std::string& name) {
+  if (!t.has_header()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": not a ccreplay trace: no header"));
+  }
+  const int version = t.header().format_version();
+  if (version == v1::FORMAT_VERSION_1) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      name, ": not a ccreplay trace", version == 0 ? "" : " of a known version",
+      ": header.format_version is ", version,
+      ", expected 1 (FORMAT_VERSION_1)"));
+}
+
+absl::StatusOr<v1::HardwareConfig> ParseHwConfigProtoNoHint(
+    absl::string_view bytes, const std::string& name) {
+  v1::HardwareConfig proto;
+  absl::Status s = ParseEitherFormat<v1::HardwareConfig>(
+      bytes, name, "ccreplay hardware config", &HasCdmaAndLink, &proto);
+  if (!s.ok()) return s;
+  return proto;
+}
+
+// True if `bytes` hold a hardware config / trace message: used only to add a
+// hint to an error, so the other kind's errors are dropped.
+bool IsHwConfig(absl::string_view bytes) {
+  absl::StatusOr<v1::HardwareConfig> c = ParseHwConfigProtoNoHint(bytes, "");
+  return c.ok() && HasCdmaAndLink(*c);
+}
+bool IsTrace(absl::string_view bytes) {
+  v1::Trace t;
+  return ParseEitherFormat<v1::Trace>(bytes, "", "", &HasV1Header, &t).ok() &&
+         HasV1Header(t);
+}
+
+absl::Status WithHint(const absl::Status& s, absl::string_view hint) {
+  return absl::Status(s.code(), absl::StrCat(s.message(), " (", hint, ")"));
+}
+
+template <typename M>
+absl::Status WriteMessage(const std::string& path, const M& msg) {
+  std::string bytes;
+  if (FormatForPath(path) == TraceFormat::kText) {
+    pb::TextFormat::Printer printer;
+    if (!printer.PrintToString(msg, &bytes)) {
+      return absl::InternalError(
+          absl::StrCat(path, ": text format printing failed"));
+    }
+  } else {
+    const size_t size = msg.ByteSizeLong();
+    if (size > kMaxMessageBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": the encoding would be ", size,
+          " bytes, more than protobuf's limit of 2 GiB for one message"));
+    }
+    if (!msg.SerializeToString(&bytes)) {
+      return absl::InternalError(
+          absl::StrCat(path, ": binary serialization failed"));
+    }
+  }
+  return WriteFileAtomically(path, bytes);
+}
+
+}  // namespace
+
+TraceFormat FormatForPath(const std::string& path) {
+  for (absl::string_view ext : {".txtpb", ".textproto", ".pbtxt", ".txt"}) {
+    if (absl::EndsWith(path, ext)) return TraceFormat::kText;
+  }
+  return TraceFormat::kBinary;
+}
+
+bool LooksLikeTextFormat(absl::string_view bytes) {
+  bytes = StripBom(bytes);
+  if (bytes.empty() || !IsValidUtf8(bytes)) return false;
+  size_t control = 0;
+  for (const char ch : bytes) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == 0) return false;
+    const bool space =
+        c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+    if ((c < 0x20 && !space) || c == 0x7F) ++control;
+  }
+  return control * 100 <= bytes.size();
+}
+
+absl::StatusOr<v1::Trace> ParseTrace(absl::string_view bytes,
+                                     const std::string& name) {
+  v1::Trace trace;
+  absl::Status s = ParseEitherFormat<v1::Trace>(bytes, name, "ccreplay trace",
+                                                &HasV1Header, &trace);
+  if (s.ok()) s = CheckTraceHeader(trace, name);
+  if (!s.ok()) {
+    if (!bytes.empty() && IsHwConfig(bytes)) {
+      return WithHint(s, "this is a ccreplay hardware config, not a trace");
+    }
+    return s;
+  }
+  return trace;
+}
+
+absl::StatusOr<v1::Trace> ParseTraceWithLocations(absl::string_view bytes,
+                                                  const std::string& name,
+                                                  TraceLocations* locations) {
+  *locations = TraceLocations();
+  if (bytes.size() > kMaxMessageBytes || !LooksLikeTextFormat(bytes)) {
+    return ParseTrace(bytes, name);
+  }
+  // A text parse that records where every field is. If it fails, or is not a
+  // v1 trace, ParseTrace() says why (or finds a binary trace after all).
+  const absl::string_view text = StripBom(bytes);
+  // StripBom removes 3 bytes from line 1 only: columns there shift by the
+  // BOM's one (invisible) character as editors count it; ignored.
+  pb::io::ArrayInputStream input(text.data(), static_cast<int>(text.size()));
+  IgnoreErrors ignore;
+  pb::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&ignore);
+  pb::TextFormat::ParseInfoTree tree;
+  parser.WriteLocationsTo(&tree);
+  v1::Trace again;
+  {
+    pb::LogSilencer quiet;
+    if (!parser.Parse(&input, &again) || !HasV1Header(again)) {
+      return ParseTrace(bytes, name);
+    }
+  }
+  const pb::Descriptor* trace_d = v1::Trace::descriptor();
+  const pb::FieldDescriptor* header_f = trace_d->FindFieldByName("header");
+  const pb::FieldDescriptor* chips_f = trace_d->FindFieldByName("chips");
+  const pb::FieldDescriptor* streams_f =
+      v1::ChipProgram::descriptor()->FindFieldByName("streams");
+  const pb::FieldDescriptor* instrs_f =
+      v1::Stream::descriptor()->FindFieldByName("instructions");
+  auto loc = [](const pb::TextFormat::ParseLocation& l) {
+    // ParseLocation is 0-based; -1 when the field was not seen.
+    return l.line < 0 ? TextLocation{} : TextLocation{l.line + 1, l.column + 1};
+  };
+  locations->header = loc(tree.GetLocation(header_f, -1));
+  const int num_chips = again.chips_size();
+  locations->chips.resize(static_cast<size_t>(num_chips));
+  locations->streams.resize(static_cast<size_t>(num_chips));
+  locations->instructions.resize(static_cast<size_t>(num_chips));
+  for (int c = 0; c < num_chips; ++c) {
+    const size_t cs = static_cast<size_t>(c);
+    locations->chips[cs] = loc(tree.GetLocation(chips_f, c));
+    pb::TextFormat::ParseInfoTree* chip_tree =
+        tree.GetTreeForNested(chips_f, c);
+    const v1::ChipProgram& chip = again.chips(c);
+    locations->streams[cs].resize(static_cast<size_t>(chip.streams_size()));
+    locations->instructions[cs].resize(
+        static_cast<size_t>(chip.streams_size()));
+    if (chip_tree == nullptr) continue;
+    for (int s = 0; s < chip.streams_size(); ++s) {
+      const size_t ss = static_cast<size_t>(s);
+      locations->streams[cs][ss] = loc(chip_tree->GetLocation(streams_f, s));
+      pb::TextFormat::ParseInfoTree* stream_tree =
+          chip_tree->GetTreeForNested(streams_f, s);
+      const int n = chip.streams(s).instructions_size();
+      std::vector<TextLocation>& out = locations->instructions[cs][ss];
+      out.resize(static_cast<size_t>(n));
+      if (stream_tree == nullptr) continue;
+      for (int i = 0; i < n; ++i) {
+        out[static_cast<size_t>(i)] =
+            loc(stream_tree->GetLocation(instrs_f, i));
+      }
+    }
+  }
+  return again;
+}
+
+absl::StatusOr<v1::Trace> ReadTraceFile(const std::string& path) {
+  absl::StatusOr<std::string> bytes = ReadFileToString(path);
+  if (!bytes.ok()) return bytes.status();
+  return ParseTrace(*bytes, path);
+}
+
+absl::Status WriteTraceFile(const std::string& path, const v1::Trace& trace) {
+  return WriteMessage(path, trace);
+}
+
+absl::StatusOr<v1::HardwareConfig> ParseHwConfigProto(
+    absl::string_view bytes, const std::string& name) {
+  absl::StatusOr<v1::HardwareConfig> proto =
+      ParseHwConfigProtoNoHint(bytes, name);
+  if (!proto.ok() && !bytes.empty() && IsTrace(bytes)) {
+    return WithHint(proto.status(),
+                    "this is a ccreplay trace, not a hardware config");
+  }
+  return proto;
+}
+
+absl::Status WriteHwConfigProtoFile(const std::string& path,
+                                    const v1::HardwareConfig& proto) {
+  return WriteMessage(path, proto);
+}
+
+}  // namespace ccreplay
