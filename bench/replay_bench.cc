@@ -10,7 +10,7 @@
 #include "hw/topology.h"
 #include "trace/decode.h"
 #include "replay/engine.h"
-#include "replay/event_queue.h"
+#include "base/event_queue.h"
 
 namespace ccreplay {
 namespace {

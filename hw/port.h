@@ -5,8 +5,8 @@
 // buffer at the far end. With round-robin interleaving a packet takes
 // whichever LG is free next, so each input has a single queue.
 //
-// The port holds state only; the replay engine drives it with events (a lane
-// group becomes free, credit comes back) and calls the pure helpers here.
+// The port's state and its queue operations; the Network (hw/network.h)
+// serves it when a lane group becomes free or credit comes back.
 #ifndef CCREPLAY_HW_PORT_H_
 #define CCREPLAY_HW_PORT_H_
 

@@ -1,5 +1,6 @@
 // The discrete-event replay engine: executes a decoded Program against the
-// hardware models of hw/ (CDMA engines, links, switches, message counters).
+// hardware blocks of hw/ (CdmaUnit, Network, MessageUnit; see
+// docs/hardware-model.md), which own their state and react to their events.
 // Time is integer picoseconds; ties are broken by scheduling order, so the
 // same inputs give the same result, bit for bit.
 #ifndef CCREPLAY_REPLAY_ENGINE_H_

@@ -2,8 +2,8 @@
 // (time, sequence). The sequence number is the order of scheduling, so ties
 // in time resolve the same way on every run: the replay is deterministic.
 // No allocation per event once the vector has grown; no virtual calls.
-#ifndef CCREPLAY_REPLAY_EVENT_QUEUE_H_
-#define CCREPLAY_REPLAY_EVENT_QUEUE_H_
+#ifndef CCREPLAY_BASE_EVENT_QUEUE_H_
+#define CCREPLAY_BASE_EVENT_QUEUE_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -16,7 +16,7 @@ namespace ccreplay {
 struct Event {
   int64_t time_ps = 0;
   uint64_t seq = 0;
-  uint32_t kind = 0;  // the engine's enum, dispatched with a switch
+  uint32_t kind = 0;  // an EventKind (hw/events.h), dispatched with a switch
   uint32_t a = 0;     // kind-specific operands
   uint32_t b = 0;
 };
@@ -48,4 +48,4 @@ class EventQueue {
 
 }  // namespace ccreplay
 
-#endif  // CCREPLAY_REPLAY_EVENT_QUEUE_H_
+#endif  // CCREPLAY_BASE_EVENT_QUEUE_H_

@@ -1,0 +1,84 @@
+#include "hw/cdma.h"
+
+#include <algorithm>
+
+#include "hw/network.h"
+#include "hw/packet.h"
+#include "hw/port.h"
+
+namespace ccreplay {
+
+CdmaUnit::CdmaUnit(const HwConfig& hw, uint32_t num_chips, EventQueue& q)
+    : hw_(hw), q_(q) {
+  engines_.resize(static_cast<size_t>(num_chips) * hw_.cdma_engines);
+  for (uint32_t e = 0; e < engines_.size(); ++e) {
+    engines_[e].chip = e / hw_.cdma_engines;
+  }
+}
+
+uint32_t CdmaUnit::NoteStart(uint32_t e, uint32_t g, bool moves_data,
+                             TimePs now) {
+  CdmaEngine& eng = engines_[e];
+  const uint32_t before = eng.last_op;
+  eng.last_op = g;
+  if (hw_.cdma_max_outstanding != 0 && moves_data) eng.started.push_back(now);
+  return before;
+}
+
+void CdmaUnit::BeginData(uint32_t e, uint32_t g, uint32_t peer, uint32_t qp,
+                         uint64_t dst_addr, uint64_t bytes, TimePs now) {
+  CdmaEngine& eng = engines_[e];
+  eng.current = g;
+  eng.base_time = now;
+  eng.base_bytes = 0;
+  eng.emitted = 0;
+  eng.peer = peer;
+  eng.qp = qp;
+  eng.dst_addr = dst_addr;
+  eng.bytes = bytes;
+  if (peer == eng.chip) {
+    q_.Push(now + SerializationTime(bytes, hw_.cdma_bytes_per_s), kLocalDone,
+            e);
+    return;
+  }
+  const uint64_t first = std::min<uint64_t>(bytes, hw_.packet_payload_bytes);
+  q_.Push(now + SerializationTime(first, hw_.cdma_bytes_per_s), kCdmaEmit, e);
+}
+
+bool CdmaUnit::OnEmit(uint32_t e, TimePs now) {
+  CdmaEngine& eng = engines_[e];
+  const uint32_t chunk = static_cast<uint32_t>(
+      std::min<uint64_t>(eng.bytes - eng.emitted, hw_.packet_payload_bytes));
+  const uint32_t input = e % hw_.cdma_engines;
+  const uint32_t port = net_->FirstPort(eng.chip, eng.peer, eng.qp);
+  if (!net_->MayStage(port, input,
+                      GlobalAddress(eng.peer, eng.dst_addr + eng.emitted))) {
+    // The port still holds this engine's previous packets: keep the one just
+    // read and stop reading until the port takes one (PortTookPacket).
+    eng.blocked_port = port;
+    return false;
+  }
+  net_->Inject(PacketKind::kData, eng.chip, eng.peer, eng.current, eng.qp,
+               chunk, eng.dst_addr + eng.emitted, input, now);
+  eng.emitted += chunk;
+  if (eng.emitted == eng.bytes) return true;
+  const uint64_t next =
+      std::min<uint64_t>(eng.bytes - eng.emitted, hw_.packet_payload_bytes);
+  q_.Push(eng.base_time + SerializationTime(eng.emitted - eng.base_bytes + next,
+                                            hw_.cdma_bytes_per_s),
+          kCdmaEmit, e);
+  return false;
+}
+
+void CdmaUnit::PortTookPacket(uint32_t e, uint32_t port, TimePs now) {
+  CdmaEngine& eng = engines_[e];
+  if (eng.blocked_port != port) return;
+  eng.blocked_port = kNone;
+  const uint64_t held =
+      std::min<uint64_t>(eng.bytes - eng.emitted, hw_.packet_payload_bytes);
+  eng.base_time = now;
+  eng.base_bytes = eng.emitted + held;
+  q_.Push(now, kCdmaEmit, e);
+}
+
+}  // namespace ccreplay

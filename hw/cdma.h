@@ -1,0 +1,171 @@
+// The CDMA engines of every chip: per engine, one FIFO per VC bank of the
+// queue-pair instructions issued to it, the choice of which queue head starts
+// next, the pipelined startup, and the data phase of the instruction it moves
+// (docs/hardware-model.md, "CDMA engines").
+//
+// An engine runs one data phase at a time. The phase reads the payload at
+// cdma_bytes_per_s and hands each packet to the chip's port as soon as it has
+// been read: packet k of an instruction leaves at
+//   base_time + (bytes read since base_bytes) / cdma_bytes_per_s,
+// with no rounding drift. When the port's queue for this engine and the
+// packet's lane group already holds cdma_staging_packets packets, the engine
+// keeps the packet and stops reading until the port takes one (backpressure);
+// reading resumes from that moment (the base moves). A local copy is one
+// phase of bytes / cdma_bytes_per_s.
+//
+// The engine knows nothing of instruction semantics: the replay loop
+// (replay/engine.cc) tells it what a queued instruction needs (TryStart's
+// `inspect`) and what starting one means (`start`).
+#ifndef CCREPLAY_HW_CDMA_H_
+#define CCREPLAY_HW_CDMA_H_
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "base/event_queue.h"
+#include "base/units.h"
+#include "hw/config.h"
+#include "hw/events.h"
+#include "trace/program.h"
+
+namespace ccreplay {
+
+class Network;
+
+struct CdmaEngine {
+  std::array<std::vector<uint32_t>, kVcBanksPerCdma> vc_queue;
+  std::array<size_t, kVcBanksPerCdma> vc_head{};
+  uint32_t chip = 0;
+  uint32_t current = kNone;  // op in its data phase
+  uint32_t last_op = kNone;  // the instruction it started last
+  TimePs kick_at = TimePs::Max();
+  std::vector<TimePs> started;  // data-phase start times (bounded pipelines)
+  // The data phase of `current`.
+  TimePs base_time;
+  uint64_t base_bytes = 0;
+  uint64_t emitted = 0;           // payload bytes read so far
+  uint32_t blocked_port = kNone;  // holding a read packet for this port
+  uint32_t peer = 0;
+  uint32_t qp = 0;
+  uint64_t dst_addr = 0;
+  uint64_t bytes = 0;
+
+  bool HasQueued() const {
+    for (uint32_t vc = 0; vc < kVcBanksPerCdma; ++vc) {
+      if (vc_head[vc] < vc_queue[vc].size()) return true;
+    }
+    return false;
+  }
+};
+
+// What the engine must know of a queued instruction to pick the next one.
+struct QueuedOp {
+  TimePs issue;             // when its stream issued it
+  bool moves_data = false;  // pays the startup (Transfer, Send, Receive)
+  bool blocked = false;     // may not start yet (a Send before its CTS)
+};
+
+class CdmaUnit {
+ public:
+  // REQUIRES: hw outlives the unit; Connect() before any data phase.
+  CdmaUnit(const HwConfig& hw, uint32_t num_chips, EventQueue& q);
+  void Connect(Network* net) { net_ = net; }
+
+  uint32_t Index(uint32_t chip, uint32_t qp) const {
+    return chip * hw_.cdma_engines + CdmaOfQp(qp);
+  }
+  CdmaEngine& engine(uint32_t e) { return engines_[e]; }
+  const std::vector<CdmaEngine>& engines() const { return engines_; }
+
+  // Queues instruction `g` on its VC bank's FIFO.
+  void Enqueue(uint32_t e, uint32_t qp, uint32_t g) {
+    engines_[e].vc_queue[VcOfQp(qp)].push_back(g);
+  }
+
+  // While engine `e` has no data phase, starts the queue head that can start
+  // first (its issue time, plus the startup for data movers, which overlaps
+  // earlier data phases up to cdma_max_outstanding instructions ahead); a
+  // head that is not ready yet schedules a kCdmaKick. `inspect(g)` returns
+  // the QueuedOp of instruction g; `start(g, ready)` starts it (and may begin
+  // a data phase with BeginData).
+  template <typename Inspect, typename Start>
+  void TryStart(uint32_t e, TimePs now, Inspect&& inspect, Start&& start);
+
+  // kCdmaKick for engine `e`: the caller then calls TryStart.
+  void OnKick(uint32_t e, TimePs now) {
+    if (engines_[e].kick_at == now) engines_[e].kick_at = TimePs::Max();
+  }
+  // Records that `e` starts `g` now; returns the instruction it started
+  // before (kNone if none).
+  uint32_t NoteStart(uint32_t e, uint32_t g, bool moves_data, TimePs now);
+  // Begins the data phase of `g`: `bytes` to chip `peer` (local when it is
+  // the engine's own chip) at `dst_addr`, travelling as `qp`.
+  void BeginData(uint32_t e, uint32_t g, uint32_t peer, uint32_t qp,
+                 uint64_t dst_addr, uint64_t bytes, TimePs now);
+  // kCdmaEmit: the next packet has been read. Returns true when the data
+  // phase has ended (the caller calls EndData).
+  bool OnEmit(uint32_t e, TimePs now);
+  // Ends the data phase; returns its instruction.
+  uint32_t EndData(uint32_t e) {
+    const uint32_t g = engines_[e].current;
+    engines_[e].current = kNone;
+    return g;
+  }
+  // The port took a packet from engine `e`'s input: if the engine was
+  // holding one for that port, it hands it over and reads on.
+  void PortTookPacket(uint32_t e, uint32_t port, TimePs now);
+
+ private:
+  const HwConfig& hw_;
+  EventQueue& q_;
+  Network* net_ = nullptr;
+  std::vector<CdmaEngine> engines_;
+};
+
+template <typename Inspect, typename Start>
+void CdmaUnit::TryStart(uint32_t e, TimePs now, Inspect&& inspect,
+                        Start&& start) {
+  CdmaEngine& eng = engines_[e];
+  while (eng.current == kNone) {
+    uint32_t best = kNone;
+    uint32_t best_vc = 0;
+    TimePs best_ready = TimePs::Max();
+    for (uint32_t vc = 0; vc < kVcBanksPerCdma; ++vc) {
+      if (eng.vc_head[vc] == eng.vc_queue[vc].size()) continue;
+      const uint32_t g = eng.vc_queue[vc][eng.vc_head[vc]];
+      const QueuedOp op = inspect(g);
+      TimePs ready = op.issue;
+      if (op.moves_data) {
+        // The startup (descriptor fetch, first DDR read, NoC, die-to-die)
+        // runs while earlier instructions still move data, up to
+        // max_outstanding instructions ahead.
+        const uint32_t d = hw_.cdma_max_outstanding;
+        if (d != 0 && eng.started.size() >= d) {
+          ready = Max(ready, eng.started[eng.started.size() - d]);
+        }
+        ready = ready + hw_.cdma_startup;
+        if (op.blocked) continue;
+      }
+      if (ready < best_ready) {
+        best_ready = ready;
+        best = g;
+        best_vc = vc;
+      }
+    }
+    if (best == kNone) return;  // idle, or Sends waiting for clear-to-send
+    if (best_ready > now) {
+      if (best_ready < eng.kick_at) {
+        eng.kick_at = best_ready;
+        q_.Push(best_ready, kCdmaKick, e);
+      }
+      return;
+    }
+    eng.vc_head[best_vc]++;
+    start(best, best_ready);
+  }
+}
+
+}  // namespace ccreplay
+
+#endif  // CCREPLAY_HW_CDMA_H_

@@ -1,0 +1,193 @@
+#include "hw/network.h"
+
+#include <deque>
+
+#include "hw/cdma.h"
+#include "hw/events.h"
+
+namespace ccreplay {
+
+Network::Network(const HwConfig& hw, const Topology& topo, EventQueue& q)
+    : hw_(hw), topo_(topo), q_(q) {
+  // Inputs of a chip's port: its engines, then the acknowledgement path,
+  // then every incoming link (relays). Inputs of a switch port: its
+  // incoming links.
+  flight_ = hw_.link_latency + hw_.link_propagation;
+  std::vector<uint32_t> in_degree(topo_.num_nodes(), 0);
+  in_index_.resize(topo_.links().size());
+  for (uint32_t l = 0; l < topo_.links().size(); ++l) {
+    in_index_[l] = in_degree[topo_.links()[l].dst]++;
+  }
+  ports_.reserve(topo_.links().size());
+  for (uint32_t l = 0; l < topo_.links().size(); ++l) {
+    const uint32_t node = topo_.links()[l].src;
+    const uint32_t inputs = topo_.IsSwitch(node)
+                                ? in_degree[node]
+                                : hw_.cdma_engines + 1 + in_degree[node];
+    ports_.emplace_back(inputs, hw_.lane_groups,
+                        hw_.interleave_round_robin ? 1 : hw_.lane_groups,
+                        hw_.link_buffer_bytes);
+  }
+  bytes_sent_.assign(topo_.num_chips(), 0);
+}
+
+bool Network::MayStage(uint32_t port, uint32_t input, uint64_t addr) {
+  return ports_[port].queue(input, LaneGroupOf(addr)).size() <
+         hw_.cdma_staging_packets;
+}
+
+uint32_t Network::Inject(PacketKind kind, uint32_t src, uint32_t dst,
+                         uint32_t op, uint32_t qp, uint32_t payload,
+                         uint64_t addr, uint32_t input, TimePs now) {
+  Packet pk;
+  pk.kind = kind;
+  pk.src = src;
+  pk.dst = dst;
+  pk.op = op;
+  pk.payload = payload;
+  pk.addr = GlobalAddress(dst, addr);
+  pk.flow = Topology::FlowHash(src, dst, qp);
+  const uint32_t id = packets_.New(pk);
+  injected_++;
+  if (kind == PacketKind::kData) bytes_sent_[src] += payload;
+  const uint32_t port = topo_.NextLink(src, dst, pk.flow);
+  EnqueueAt(port, input, id, now);
+  return port;
+}
+
+bool Network::OnArrive(uint32_t packet, uint32_t node, TimePs now) {
+  const Packet& pk = packets_[packet];
+  if (topo_.IsSwitch(node)) {
+    q_.Push(now + hw_.switch_forwarding, kSwitchForward, packet, node);
+    return false;
+  }
+  if (node != pk.dst) {
+    // Relayed by the chip's router: it keeps its buffer space until it has
+    // been sent on.
+    EnqueueAt(topo_.NextLink(node, pk.dst, pk.flow),
+              hw_.cdma_engines + 1 + in_index_[pk.in_link], packet, now);
+    return false;
+  }
+  // Written to GMEM at once: the buffer space is free again, and the credit
+  // travels back over the link.
+  q_.Push(now + flight_, kCreditReturn, pk.in_link, WireBytes(pk));
+  return true;
+}
+
+void Network::OnSwitchForward(uint32_t packet, uint32_t sw, TimePs now) {
+  const Packet& pk = packets_[packet];
+  EnqueueAt(topo_.NextLink(sw, pk.dst, pk.flow), in_index_[pk.in_link], packet,
+            now);
+}
+
+void Network::EnqueueAt(uint32_t port, uint32_t input, uint32_t packet,
+                        TimePs now) {
+  Packet& pk = packets_[packet];
+  pk.queued_at = now;
+  if (!hw_.interleave_round_robin) pk.lg = LaneGroupOf(pk.addr);
+  ports_[port].Enqueue(input, pk.lg, packet);
+  TryTransmit(port, now);
+}
+
+void Network::TryTransmit(uint32_t port, TimePs now) {
+  Port& pt = ports_[port];
+  const uint32_t lanes = pt.lane_groups();
+  bool credit_blocked = false;
+  // Each free lane group serves one waiting packet; a lane group frees again
+  // when its packet has been serialised (kPortKick). Round-robin
+  // interleaving deals packets to the lane groups strictly in turn: the next
+  // packet waits for the lane group whose turn it is.
+  for (uint32_t k = 0; k < lanes && pt.waiting() > 0; ++k) {
+    const uint32_t lg = hw_.interleave_round_robin ? pt.rr_lg : k;
+    if (!pt.LgFree(lg, now)) {
+      if (hw_.interleave_round_robin) break;
+      continue;
+    }
+    const uint32_t chosen = Arbitrate(pt, lg, &credit_blocked);
+    if (chosen == kNone) continue;
+    Send(port, chosen, lg, now);
+  }
+  if (credit_blocked && pt.stalled_since == TimePs::Max()) {
+    pt.stalled_since = now;
+  }
+}
+
+uint32_t Network::Arbitrate(Port& pt, uint32_t lg, bool* credit_blocked) const {
+  // Round-robin: start after the input served last. FIFO: the packet queued
+  // first (ties: the lower input). Visit only the inputs with a packet for
+  // this lane group, in cyclic order from `start`.
+  const uint32_t inputs = pt.num_inputs();
+  uint32_t chosen = kNone;
+  const uint32_t start = hw_.switch_fifo ? 0 : pt.rr_input(lg);
+  uint32_t last_dist = 0;
+  for (uint32_t i = pt.NextWaiting(lg, start); i < inputs;
+       i = pt.NextWaiting(lg, (i + 1) % inputs)) {
+    const uint32_t dist = (i + inputs - start) % inputs;
+    if (dist < last_dist) break;  // wrapped around to the start
+    last_dist = dist + 1;
+    const Packet& head = packets_[pt.queue(i, lg).front()];
+    if (!pt.HasCredit(WireBytes(head))) {
+      *credit_blocked = true;
+      continue;
+    }
+    if (hw_.switch_fifo && chosen != kNone &&
+        packets_[pt.queue(chosen, lg).front()].queued_at <= head.queued_at) {
+      continue;
+    }
+    chosen = i;
+    if (!hw_.switch_fifo) break;
+  }
+  return chosen;
+}
+
+void Network::Send(uint32_t port, uint32_t chosen, uint32_t lg, TimePs now) {
+  Port& pt = ports_[port];
+  const uint32_t lanes = pt.lane_groups();
+  LinkStats& st = pt.stats();
+  if (pt.stalled_since != TimePs::Max()) {
+    st.credit_stall += now - pt.stalled_since;
+    pt.stalled_since = TimePs::Max();
+  }
+  const uint32_t id = pt.PopFrom(chosen, lg);
+  Packet& pk = packets_[id];
+  const uint32_t wire = WireBytes(pk);
+  // One lane group carries 1/lanes of the link's bandwidth.
+  const TimePs ser = SerializationTime(static_cast<uint64_t>(wire) * lanes,
+                                       hw_.link_bytes_per_s);
+  const TimePs end = now + ser;
+  pt.Occupy(lg, end);
+  pt.TakeCredit(wire);
+  st.packets++;
+  st.wire_bytes += wire;
+  st.payload_bytes += pk.payload;
+  st.busy += ser;
+  st.queued += now - pk.queued_at;
+  if (now < st.first_start) st.first_start = now;
+  st.last_end = Max(st.last_end, end);
+  st.lg_packets[lg]++;
+  st.lg_busy[lg] += ser;
+  st.lg_last_end[lg] = end;
+  if (pk.in_link != kNone) {
+    // It leaves the buffer of the previous hop: credit goes back there.
+    q_.Push(end + flight_, kCreditReturn, pk.in_link, wire);
+  }
+  pk.in_link = port;
+  q_.Push(end, kPortKick, port);
+  q_.Push(end + flight_, kArrive, id, topo_.links()[port].dst);
+  if (!hw_.switch_fifo) pt.rr_input(lg) = (chosen + 1) % pt.num_inputs();
+  if (hw_.interleave_round_robin) pt.rr_lg = (lg + 1) % lanes;
+  // An engine waiting for room at this port may hand over its packet.
+  const uint32_t node = topo_.links()[port].src;
+  if (!topo_.IsSwitch(node) && chosen < hw_.cdma_engines) {
+    cdma_->PortTookPacket(node * hw_.cdma_engines + chosen, port, now);
+  }
+}
+
+std::vector<LinkStats> Network::Stats() const {
+  std::vector<LinkStats> out;
+  out.reserve(ports_.size());
+  for (const Port& p : ports_) out.push_back(p.stats());
+  return out;
+}
+
+}  // namespace ccreplay

@@ -1,0 +1,112 @@
+// The chip-to-chip network: one Port (hw/port.h) per directed link, the
+// packets in flight, routing over the Topology, the switches' store-and-
+// forward latency, relaying through chips' routers and credit-based flow
+// control. It owns its state and reacts to its own events (kArrive,
+// kSwitchForward, kPortKick, kCreditReturn); the replay loop calls the
+// handlers below. A packet that reaches its destination chip is handed back
+// to the caller of OnArrive, which delivers it (replay/engine.cc).
+//
+// Timing of one hop (docs/hardware-model.md, "Links"): a packet waits in its
+// (input, lane group) queue until the lane group is free and the far end has
+// buffer credit, is serialised at link_bytes_per_s / lane_groups, and its
+// last byte arrives link_latency + link_propagation after its serialisation
+// ends; the credit comes back the same flight time after the far end frees
+// the space (written to GMEM, or sent on).
+#ifndef CCREPLAY_HW_NETWORK_H_
+#define CCREPLAY_HW_NETWORK_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "base/event_queue.h"
+#include "base/units.h"
+#include "hw/config.h"
+#include "hw/packet.h"
+#include "hw/port.h"
+#include "hw/topology.h"
+
+namespace ccreplay {
+
+class CdmaUnit;
+
+class Network {
+ public:
+  // REQUIRES: hw and topo outlive the Network.
+  Network(const HwConfig& hw, const Topology& topo, EventQueue& q);
+  // The CDMA engines that feed the chips' ports: told when a port takes a
+  // packet from an engine's input (CdmaUnit::PortTookPacket).
+  void Connect(CdmaUnit* cdma) { cdma_ = cdma; }
+
+  // The first link of the path of flow (src, dst, qp). Packets of one qp
+  // between two chips share a flow, hence a path, hence their order.
+  uint32_t FirstPort(uint32_t src, uint32_t dst, uint32_t qp) const {
+    return topo_.NextLink(src, dst, Topology::FlowHash(src, dst, qp));
+  }
+  // May input `input` of `port` stage one more packet bound for `addr` (a
+  // GlobalAddress), within hw.cdma_staging_packets per (input, lane group)?
+  bool MayStage(uint32_t port, uint32_t input, uint64_t addr);
+  // Creates a packet of instruction `op` (travelling as qp `qp`) at chip
+  // `src` and queues it at its first port on `input` (an engine, or the
+  // acknowledgement path hw.cdma_engines). `addr` is the chip-local address
+  // of its first payload byte. Returns the port.
+  uint32_t Inject(PacketKind kind, uint32_t src, uint32_t dst, uint32_t op,
+                  uint32_t qp, uint32_t payload, uint64_t addr, uint32_t input,
+                  TimePs now);
+
+  // kArrive: the packet's last byte reached `node`. Returns true when
+  // `node` is the packet's destination chip: the buffer credit is already on
+  // its way back and the caller must deliver the packet and Free() it.
+  bool OnArrive(uint32_t packet, uint32_t node, TimePs now);
+  // kSwitchForward: switch `sw` has the packet ready for its output port.
+  void OnSwitchForward(uint32_t packet, uint32_t sw, TimePs now);
+  // kPortKick: a lane group of `port` may be free.
+  void OnPortKick(uint32_t port, TimePs now) { TryTransmit(port, now); }
+  // kCreditReturn: `bytes` of buffer space at the far end of `port` freed.
+  void OnCreditReturn(uint32_t port, uint32_t bytes, TimePs now) {
+    ports_[port].ReturnCredit(bytes);
+    TryTransmit(port, now);
+  }
+
+  const Packet& packet(uint32_t id) const { return packets_[id]; }
+  void Free(uint32_t id) { packets_.Free(id); }
+
+  uint64_t packets_injected() const { return injected_; }
+  // Per chip: data payload bytes put on links.
+  const std::vector<uint64_t>& bytes_sent() const { return bytes_sent_; }
+  size_t num_ports() const { return ports_.size(); }
+  uint32_t waiting(uint32_t port) const { return ports_[port].waiting(); }
+  // Per port (indexed like Topology::links()).
+  std::vector<LinkStats> Stats() const;
+
+ private:
+  uint32_t WireBytes(const Packet& pk) const {
+    return pk.payload + hw_.packet_header_bytes;
+  }
+  uint32_t LaneGroupOf(uint64_t addr) const {
+    return hw_.interleave_round_robin ? 0
+                                      : InterleaveHash(addr, hw_.lane_groups);
+  }
+  void EnqueueAt(uint32_t port, uint32_t input, uint32_t packet, TimePs now);
+  // Serves every free lane group of `port` that has a packet with credit.
+  void TryTransmit(uint32_t port, TimePs now);
+  // The input whose head packet lane group `lg` sends next, or kNone; sets
+  // *credit_blocked when a head packet waits for credit only.
+  uint32_t Arbitrate(Port& pt, uint32_t lg, bool* credit_blocked) const;
+  // Puts the head packet of (input, lg) on the wire.
+  void Send(uint32_t port, uint32_t input, uint32_t lg, TimePs now);
+
+  const HwConfig& hw_;
+  const Topology& topo_;
+  EventQueue& q_;
+  CdmaUnit* cdma_ = nullptr;
+  TimePs flight_;                   // link latency + propagation
+  std::vector<Port> ports_;         // one per directed link
+  std::vector<uint32_t> in_index_;  // per link: input number at its dst node
+  PacketPool packets_;
+  uint64_t injected_ = 0;
+  std::vector<uint64_t> bytes_sent_;
+};
+
+}  // namespace ccreplay
+
+#endif  // CCREPLAY_HW_NETWORK_H_

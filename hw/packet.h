@@ -1,0 +1,57 @@
+// Packets on the chip-to-chip network and the pool that owns them. A packet
+// is a small value; the pool recycles ids so that a long replay allocates
+// only as many packets as are ever in flight at once.
+#ifndef CCREPLAY_HW_PACKET_H_
+#define CCREPLAY_HW_PACKET_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "base/units.h"
+#include "hw/events.h"
+
+namespace ccreplay {
+
+// kData: a PAXI write segment; kMsg: a RemoteMsgSend's 32-bit message; kCts:
+// a Receive's clear-to-send to its Send; kAck: the destination's
+// acknowledgement of a whole write.
+enum class PacketKind : uint8_t { kData, kMsg, kCts, kAck };
+
+struct Packet {
+  PacketKind kind = PacketKind::kData;
+  uint32_t src = 0;          // chip
+  uint32_t dst = 0;          // chip
+  uint32_t op = 0;           // the instruction it belongs to (global index)
+  uint32_t payload = 0;      // bytes
+  uint32_t lg = 0;           // lane group on the current link (hash interleave)
+  uint32_t in_link = kNone;  // link it arrived on; kNone at its source
+  uint64_t addr = 0;         // global address (GlobalAddress) of its first byte
+  uint32_t flow = 0;         // Topology::FlowHash(src, dst, qp): picks the path
+  TimePs queued_at;          // when it entered its current port's queue
+};
+
+class PacketPool {
+ public:
+  uint32_t New(const Packet& pk) {
+    if (!free_.empty()) {
+      const uint32_t id = free_.back();
+      free_.pop_back();
+      packets_[id] = pk;
+      return id;
+    }
+    packets_.push_back(pk);
+    return static_cast<uint32_t>(packets_.size() - 1);
+  }
+  // REQUIRES: id came from New() and was not freed since.
+  void Free(uint32_t id) { free_.push_back(id); }
+  Packet& operator[](uint32_t id) { return packets_[id]; }
+  const Packet& operator[](uint32_t id) const { return packets_[id]; }
+
+ private:
+  std::vector<Packet> packets_;
+  std::vector<uint32_t> free_;
+};
+
+}  // namespace ccreplay
+
+#endif  // CCREPLAY_HW_PACKET_H_
