@@ -372,8 +372,18 @@ absl::StatusOr<HwConfig> HwConfigFromProto(const v1::HardwareConfig& p) {
             " wire bytes (use 0 for unbounded)"));
   }
   if (p.link().interleave() != v1::INTERLEAVE_HASH &&
-      p.link().interleave() != v1::INTERLEAVE_ROUND_ROBIN) {
+      p.link().interleave() != v1::INTERLEAVE_ROUND_ROBIN &&
+      p.link().interleave() != v1::INTERLEAVE_XOR) {
     return Bad("link.interleave", "unknown value");
+  }
+  if (p.link().interleave() == v1::INTERLEAVE_XOR) {
+    const uint32_t lgs = std::max<uint32_t>(p.link().lane_groups(), 1);
+    if ((lgs & (lgs - 1)) != 0) {
+      return Bad("link.interleave",
+                 absl::StrCat("INTERLEAVE_XOR needs a power-of-two "
+                              "link.lane_groups, got ",
+                              lgs));
+    }
   }
   if (p.switch_config().arbitration() != v1::ARBITRATION_ROUND_ROBIN &&
       p.switch_config().arbitration() != v1::ARBITRATION_FIFO) {
@@ -456,8 +466,14 @@ absl::StatusOr<HwConfig> HwConfigFromProto(const v1::HardwareConfig& p) {
   c.packet_header_bytes = p.link().packet_header_bytes();
   c.message_payload_bytes = p.link().message_payload_bytes();
   c.lane_groups = p.link().lane_groups() == 0 ? 1 : p.link().lane_groups();
-  c.interleave_round_robin =
-      p.link().interleave() == v1::INTERLEAVE_ROUND_ROBIN;
+  c.interleave = p.link().interleave() == v1::INTERLEAVE_ROUND_ROBIN
+                     ? InterleaveKind::kRoundRobin
+                 : p.link().interleave() == v1::INTERLEAVE_XOR
+                     ? InterleaveKind::kXor
+                     : InterleaveKind::kHash;
+  c.interleave_block_bytes = p.link().interleave_block_bytes() != 0
+                                 ? p.link().interleave_block_bytes()
+                                 : c.packet_payload_bytes;
   c.link_buffer_bytes = p.link().buffer_bytes();
   c.switch_fifo = p.switch_config().arbitration() == v1::ARBITRATION_FIFO;
   c.switch_forwarding =
@@ -485,9 +501,11 @@ v1::HardwareConfig HwConfigToProto(const HwConfig& c) {
   p.mutable_link()->set_packet_header_bytes(c.packet_header_bytes);
   p.mutable_link()->set_message_payload_bytes(c.message_payload_bytes);
   p.mutable_link()->set_lane_groups(c.lane_groups);
-  p.mutable_link()->set_interleave(c.interleave_round_robin
-                                       ? v1::INTERLEAVE_ROUND_ROBIN
-                                       : v1::INTERLEAVE_HASH);
+  p.mutable_link()->set_interleave(
+      c.interleave == InterleaveKind::kRoundRobin ? v1::INTERLEAVE_ROUND_ROBIN
+      : c.interleave == InterleaveKind::kXor      ? v1::INTERLEAVE_XOR
+                                                  : v1::INTERLEAVE_HASH);
+  p.mutable_link()->set_interleave_block_bytes(c.interleave_block_bytes);
   p.mutable_link()->set_buffer_bytes(c.link_buffer_bytes);
   p.mutable_switch_config()->set_arbitration(
       c.switch_fifo ? v1::ARBITRATION_FIFO : v1::ARBITRATION_ROUND_ROBIN);

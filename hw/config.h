@@ -99,6 +99,10 @@ absl::StatusOr<std::pair<TopologyKind, TopologyParams>> ParseTopologySpec(
 // parameter that applies to it (the others come back as defaults).
 std::string TopologySpecString(TopologyKind kind, const TopologyParams& params);
 
+// How a link spreads packets over its lane groups (docs/hardware-model.md,
+// "Interleaving").
+enum class InterleaveKind : uint8_t { kHash, kRoundRobin, kXor };
+
 struct HwConfig {
   std::string name;
   // CDMA engines.
@@ -115,7 +119,8 @@ struct HwConfig {
   uint32_t packet_header_bytes = 0;
   uint32_t message_payload_bytes = 0;
   uint32_t lane_groups = 1;  // >= 1
-  bool interleave_round_robin = false;  // false = address hash (ITLV)
+  InterleaveKind interleave = InterleaveKind::kXor;
+  uint32_t interleave_block_bytes = 0;  // kXor: 0 = packet_payload_bytes
   uint64_t link_buffer_bytes = 0;       // 0 = unbounded
   // Switch.
   TimePs switch_forwarding;

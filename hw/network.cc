@@ -25,7 +25,7 @@ Network::Network(const HwConfig& hw, const Topology& topo, EventQueue& q)
                                 ? in_degree[node]
                                 : hw_.cdma_engines + 1 + in_degree[node];
     ports_.emplace_back(inputs, hw_.lane_groups,
-                        hw_.interleave_round_robin ? 1 : hw_.lane_groups,
+                        RoundRobin() ? 1 : hw_.lane_groups,
                         hw_.link_buffer_bytes);
   }
   bytes_sent_.assign(topo_.num_chips(), 0);
@@ -84,7 +84,7 @@ void Network::EnqueueAt(uint32_t port, uint32_t input, uint32_t packet,
                         TimePs now) {
   Packet& pk = packets_[packet];
   pk.queued_at = now;
-  if (!hw_.interleave_round_robin) pk.lg = LaneGroupOf(pk.addr);
+  if (!RoundRobin()) pk.lg = LaneGroupOf(pk.addr);
   ports_[port].Enqueue(input, pk.lg, packet);
   TryTransmit(port, now);
 }
@@ -98,9 +98,9 @@ void Network::TryTransmit(uint32_t port, TimePs now) {
   // interleaving deals packets to the lane groups strictly in turn: the next
   // packet waits for the lane group whose turn it is.
   for (uint32_t k = 0; k < lanes && pt.waiting() > 0; ++k) {
-    const uint32_t lg = hw_.interleave_round_robin ? pt.rr_lg : k;
+    const uint32_t lg = RoundRobin() ? pt.rr_lg : k;
     if (!pt.LgFree(lg, now)) {
-      if (hw_.interleave_round_robin) break;
+      if (RoundRobin()) break;
       continue;
     }
     const uint32_t chosen = Arbitrate(pt, lg, &credit_blocked);
@@ -175,7 +175,7 @@ void Network::Send(uint32_t port, uint32_t chosen, uint32_t lg, TimePs now) {
   q_.Push(end, kPortKick, port);
   q_.Push(end + flight_, kArrive, id, topo_.links()[port].dst);
   if (!hw_.switch_fifo) pt.rr_input(lg) = (chosen + 1) % pt.num_inputs();
-  if (hw_.interleave_round_robin) pt.rr_lg = (lg + 1) % lanes;
+  if (RoundRobin()) pt.rr_lg = (lg + 1) % lanes;
   // An engine waiting for room at this port may hand over its packet.
   const uint32_t node = topo_.links()[port].src;
   if (!topo_.IsSwitch(node) && chosen < hw_.cdma_engines) {

@@ -82,9 +82,21 @@ class Network {
   uint32_t WireBytes(const Packet& pk) const {
     return pk.payload + hw_.packet_header_bytes;
   }
+  bool RoundRobin() const {
+    return hw_.interleave == InterleaveKind::kRoundRobin;
+  }
+  // The lane group of a packet bound for global address `addr` (0 with
+  // round-robin interleaving, whose ports keep one queue per input).
   uint32_t LaneGroupOf(uint64_t addr) const {
-    return hw_.interleave_round_robin ? 0
-                                      : InterleaveHash(addr, hw_.lane_groups);
+    switch (hw_.interleave) {
+      case InterleaveKind::kHash:
+        return InterleaveHash(addr, hw_.lane_groups);
+      case InterleaveKind::kXor:
+        return XorInterleave(addr, hw_.interleave_block_bytes, hw_.lane_groups);
+      case InterleaveKind::kRoundRobin:
+        break;
+    }
+    return 0;
   }
   void EnqueueAt(uint32_t port, uint32_t input, uint32_t packet, TimePs now);
   // Serves every free lane group of `port` that has a packet with credit.

@@ -50,6 +50,27 @@ constexpr uint32_t InterleaveHash(uint64_t addr, uint32_t lane_groups) {
   return static_cast<uint32_t>(h % lane_groups);
 }
 
+// The lane group an XOR interleaver assigns to a packet whose payload goes to
+// `addr`: the block number addr / block_bytes, its bit fields of width
+// log2(lane_groups) XORed together. Over any aligned run of lane_groups
+// consecutive blocks the low field takes every value once while the higher
+// fields stay fixed, so the result is a permutation of the lane groups: a
+// long run of consecutive blocks spreads exactly evenly, and only scattered
+// or short runs collide. REQUIRES: lane_groups a power of two, block_bytes
+// > 0.
+constexpr uint32_t XorInterleave(uint64_t addr, uint64_t block_bytes,
+                                 uint32_t lane_groups) {
+  const uint32_t bits = static_cast<uint32_t>(__builtin_ctz(lane_groups));
+  if (bits == 0) return 0;
+  uint64_t b = addr / block_bytes;
+  uint64_t lg = 0;
+  while (b != 0) {
+    lg ^= b & (lane_groups - 1);
+    b >>= bits;
+  }
+  return static_cast<uint32_t>(lg);
+}
+
 // A packet's global address: the destination chip in the bits from 48 up,
 // above the 48-bit local GMEM address (higher local bits alias; the address
 // is only hashed).
