@@ -389,6 +389,16 @@ absl::StatusOr<HwConfig> HwConfigFromProto(const v1::HardwareConfig& p) {
       p.switch_config().arbitration() != v1::ARBITRATION_FIFO) {
     return Bad("switch_config.arbitration", "unknown value");
   }
+  if (auto s = CheckTime("switch_config.port_latency_ps",
+                         p.switch_config().port_latency_ps());
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = CheckTime("switch_config.port_propagation_ps",
+                         p.switch_config().port_propagation_ps());
+      !s.ok()) {
+    return s;
+  }
   if (auto s = CheckTime("switch_config.forwarding_latency_ps",
                          p.switch_config().forwarding_latency_ps());
       !s.ok()) {
@@ -478,6 +488,10 @@ absl::StatusOr<HwConfig> HwConfigFromProto(const v1::HardwareConfig& p) {
   c.switch_fifo = p.switch_config().arbitration() == v1::ARBITRATION_FIFO;
   c.switch_forwarding =
       TimePs(static_cast<int64_t>(p.switch_config().forwarding_latency_ps()));
+  c.switch_port_latency =
+      TimePs(static_cast<int64_t>(p.switch_config().port_latency_ps()));
+  c.switch_port_propagation =
+      TimePs(static_cast<int64_t>(p.switch_config().port_propagation_ps()));
   c.msg_local_latency =
       TimePs(static_cast<int64_t>(p.message().local_latency_ps()));
   c.msg_remote_latency =
@@ -511,6 +525,9 @@ v1::HardwareConfig HwConfigToProto(const HwConfig& c) {
       c.switch_fifo ? v1::ARBITRATION_FIFO : v1::ARBITRATION_ROUND_ROBIN);
   p.mutable_switch_config()->set_forwarding_latency_ps(
       c.switch_forwarding.ps());
+  p.mutable_switch_config()->set_port_latency_ps(c.switch_port_latency.ps());
+  p.mutable_switch_config()->set_port_propagation_ps(
+      c.switch_port_propagation.ps());
   p.mutable_message()->set_local_latency_ps(c.msg_local_latency.ps());
   p.mutable_message()->set_remote_latency_ps(c.msg_remote_latency.ps());
   const KindInfo* kind = FindKind(c.topology);

@@ -125,6 +125,8 @@ struct HwConfig {
   // Switch.
   TimePs switch_forwarding;
   bool switch_fifo = false;  // false = round-robin over inputs
+  TimePs switch_port_latency;      // a switch output's protocol latency
+  TimePs switch_port_propagation;  // its cable's propagation
   // Message path.
   TimePs msg_local_latency;
   TimePs msg_remote_latency;  // A4S handshake + msg_central counting

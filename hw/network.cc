@@ -7,16 +7,24 @@
 
 namespace ccreplay {
 
+TimePs LinkFlight(const HwConfig& hw, const Topology& topo, uint32_t link) {
+  if (topo.IsSwitch(topo.links()[link].src)) {
+    return hw.switch_port_latency + hw.switch_port_propagation;
+  }
+  return hw.link_latency + hw.link_propagation;
+}
+
 Network::Network(const HwConfig& hw, const Topology& topo, EventQueue& q)
     : hw_(hw), topo_(topo), q_(q) {
   // Inputs of a chip's port: its engines, then the acknowledgement path,
   // then every incoming link (relays). Inputs of a switch port: its
   // incoming links.
-  flight_ = hw_.link_latency + hw_.link_propagation;
   std::vector<uint32_t> in_degree(topo_.num_nodes(), 0);
   in_index_.resize(topo_.links().size());
+  flight_.resize(topo_.links().size());
   for (uint32_t l = 0; l < topo_.links().size(); ++l) {
     in_index_[l] = in_degree[topo_.links()[l].dst]++;
+    flight_[l] = LinkFlight(hw_, topo_, l);
   }
   ports_.reserve(topo_.links().size());
   for (uint32_t l = 0; l < topo_.links().size(); ++l) {
@@ -70,7 +78,7 @@ bool Network::OnArrive(uint32_t packet, uint32_t node, TimePs now) {
   }
   // Written to GMEM at once: the buffer space is free again, and the credit
   // travels back over the link.
-  q_.Push(now + flight_, kCreditReturn, pk.in_link, WireBytes(pk));
+  q_.Push(now + flight_[pk.in_link], kCreditReturn, pk.in_link, WireBytes(pk));
   return true;
 }
 
@@ -169,11 +177,11 @@ void Network::Send(uint32_t port, uint32_t chosen, uint32_t lg, TimePs now) {
   st.lg_last_end[lg] = end;
   if (pk.in_link != kNone) {
     // It leaves the buffer of the previous hop: credit goes back there.
-    q_.Push(end + flight_, kCreditReturn, pk.in_link, wire);
+    q_.Push(end + flight_[pk.in_link], kCreditReturn, pk.in_link, wire);
   }
   pk.in_link = port;
   q_.Push(end, kPortKick, port);
-  q_.Push(end + flight_, kArrive, id, topo_.links()[port].dst);
+  q_.Push(end + flight_[port], kArrive, id, topo_.links()[port].dst);
   if (!hw_.switch_fifo) pt.rr_input(lg) = (chosen + 1) % pt.num_inputs();
   if (RoundRobin()) pt.rr_lg = (lg + 1) % lanes;
   // An engine waiting for room at this port may hand over its packet.

@@ -10,8 +10,9 @@
 // (input, lane group) queue until the lane group is free and the far end has
 // buffer credit, is serialised at link_bytes_per_s / lane_groups, and its
 // last byte arrives link_latency + link_propagation after its serialisation
-// ends; the credit comes back the same flight time after the far end frees
-// the space (written to GMEM, or sent on).
+// ends (link latency + propagation, or a switch port's: LinkFlight); the
+// credit comes back the same flight time after the far end frees the space
+// (written to GMEM, or sent on).
 #ifndef CCREPLAY_HW_NETWORK_H_
 #define CCREPLAY_HW_NETWORK_H_
 
@@ -28,6 +29,13 @@
 namespace ccreplay {
 
 class CdmaUnit;
+
+// The flight time of directed link `link`: from a packet's last byte leaving
+// its sender to that byte arriving at the far end (a credit returns over the
+// same cable in the same time). A chip's output pays link.latency_ps +
+// link.propagation_ps; a switch's output pays switch_config.port_latency_ps
+// + port_propagation_ps (docs/hardware-model.md, "Crossing a switch").
+TimePs LinkFlight(const HwConfig& hw, const Topology& topo, uint32_t link);
 
 class Network {
  public:
@@ -111,7 +119,7 @@ class Network {
   const Topology& topo_;
   EventQueue& q_;
   CdmaUnit* cdma_ = nullptr;
-  TimePs flight_;                   // link latency + propagation
+  std::vector<TimePs> flight_;      // per link: LinkFlight()
   std::vector<Port> ports_;         // one per directed link
   std::vector<uint32_t> in_index_;  // per link: input number at its dst node
   PacketPool packets_;

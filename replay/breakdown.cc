@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "hw/network.h"
 
 namespace ccreplay {
 
@@ -71,13 +72,12 @@ class Walker {
   void Network(uint32_t src, uint32_t dst, uint32_t qp, uint32_t wire,
                TimePs total) {
     const auto path = topo_.Path(src, dst, Topology::FlowHash(src, dst, qp));
-    TimePs fixed;
     const TimePs ser = SerializationTime(
         static_cast<uint64_t>(wire) * hw_.lane_groups, hw_.link_bytes_per_s);
-    const TimePs flight = hw_.link_latency + hw_.link_propagation;
+    TimePs flight;
     TimePs fwd;
     for (uint32_t l : path) {
-      fixed += ser + flight;
+      flight += LinkFlight(hw_, topo_, l);
       if (topo_.IsSwitch(topo_.links()[l].dst)) fwd += hw_.switch_forwarding;
     }
     // Clip to the measured time: the walk never attributes more than
@@ -88,7 +88,7 @@ class Walker {
       Add(c, t);
       left = left - t;
     };
-    take(PathCause::kLatency, flight * static_cast<int64_t>(path.size()));
+    take(PathCause::kLatency, flight);
     take(PathCause::kSwitch, fwd);
     take(PathCause::kSerialisation, ser * static_cast<int64_t>(path.size()));
     Add(PathCause::kQueueing, left);

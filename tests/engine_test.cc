@@ -138,32 +138,93 @@ TEST(EngineTest, RemoteMsgSendArrivesBehindItsDataOnTheSameQp) {
   EXPECT_EQ(r.makespan.ps(), msg_arrives);
 }
 
+// Crossing a switch: the chip's link pays its protocol latency and its
+// cable (link.latency_ps + link.propagation_ps), the switch stores and
+// forwards (switch_config.forwarding_latency_ps), and its output port pays
+// switch_config.port_latency_ps + port_propagation_ps (TPS186: 0 and 0, so
+// one c2c_lat and one cable_delay per traversal, as the derivation of
+// alpha_switch counts them).
 TEST(EngineTest, TransferThroughTheSwitchIsStoredAndForwarded) {
   const HwConfig hw = OneEngineTps186();
+  const int64_t chip_flight = hw.link_latency.ps() + hw.link_propagation.ps();
+  const int64_t port_flight =
+      hw.switch_port_latency.ps() + hw.switch_port_propagation.ps();
+  ASSERT_EQ(chip_flight, 200000 + 25000);
+  ASSERT_EQ(port_flight, 0);
+  ASSERT_EQ(hw.switch_forwarding.ps(), 1000000);
   const Program p = OneStreamPerChip({{Transfer(0, 1, 288)}, {}});
   const ReplayResult r = MustReplay(p, hw, TopologyKind::kSwitch);
 
-  const int64_t read = 290000 + CdmaPs(288);              // 294500
-  const int64_t at_switch = read + LinkPs(320) + 225000;  // chip 0 -> switch
-  const int64_t forwarded = at_switch + 1000000;          // forwarding latency
-  const int64_t landed = forwarded + LinkPs(320) + 225000;  // switch -> chip 1
+  const int64_t read = 290000 + CdmaPs(288);                   // 294500
+  const int64_t at_switch = read + LinkPs(320) + chip_flight;  // chip 0 -> sw
+  const int64_t forwarded = at_switch + hw.switch_forwarding.ps();
+  const int64_t landed = forwarded + LinkPs(320) + port_flight;  // sw -> 1
+  EXPECT_EQ(r.instrs[0].landed.ps(), landed);
+  EXPECT_EQ(landed, 1521100);
+}
+
+// The same crossing with the switch port's protocol layers and cable made
+// explicit (the values of a chip's link): each adds to the traversal.
+TEST(EngineTest, SwitchPortLatencyAndCableAreParameters) {
+  HwConfig hw = OneEngineTps186();
+  hw.switch_port_latency = TimePs(200000);
+  hw.switch_port_propagation = TimePs(25000);
+  const Program p = OneStreamPerChip({{Transfer(0, 1, 288)}, {}});
+  const ReplayResult r = MustReplay(p, hw, TopologyKind::kSwitch);
+  const int64_t landed = 290000 + CdmaPs(288) + LinkPs(320) + 225000 + 1000000 +
+                         LinkPs(320) + 200000 + 25000;
   EXPECT_EQ(r.instrs[0].landed.ps(), landed);
   EXPECT_EQ(landed, 1746100);
 }
 
+// The fixed cost of a 2-chip exchange through one switch: each chip writes
+// 288 bytes to the other and follows it with a RemoteMsgSend on the same qp;
+// each waits for the other's message. The critical path is one traversal:
+// startup + read + (uplink serialisation + chip flight) + forwarding +
+// (downlink serialisation + port flight) for the data, whose message (36
+// wire bytes) follows it on the same lane group and is counted on arrival.
+TEST(EngineTest, TwoChipExchangeThroughASwitchPaysOneTraversal) {
+  const HwConfig hw = OneEngineTps186();
+  const int64_t chip_flight = hw.link_latency.ps() + hw.link_propagation.ps();
+  const int64_t port_flight =
+      hw.switch_port_latency.ps() + hw.switch_port_propagation.ps();
+  const Program p = OneStreamPerChip(
+      {{Transfer(0, 1, 288), RemoteMsg(0, 1, 0), MsgWait(0, 1)},
+       {Transfer(0, 0, 288), RemoteMsg(0, 0, 0), MsgWait(0, 1)}});
+  const ReplayResult r = MustReplay(p, hw, TopologyKind::kSwitch);
+  // The message leaves the engine when the data's last byte has been read
+  // (294500) and queues behind the data packet on the one lane group.
+  const int64_t data_up_end = 290000 + CdmaPs(288) + LinkPs(320);
+  const int64_t msg_up_end = data_up_end + LinkPs(36);
+  const int64_t msg_forwarded = msg_up_end + chip_flight + 1000000;
+  // At the switch output the data (forwarded 90 ps earlier) is still being
+  // serialised (800 ps): the message waits for it.
+  const int64_t data_down_end =
+      data_up_end + chip_flight + 1000000 + LinkPs(320);
+  const int64_t msg_down_end =
+      std::max(msg_forwarded, data_down_end) + LinkPs(36);
+  const int64_t counted = msg_down_end + port_flight;
+  EXPECT_EQ(r.instrs[2].end.ps(), counted);
+  EXPECT_EQ(r.instrs[5].end.ps(), counted);
+  EXPECT_EQ(r.makespan.ps(), 1521190);
+}
+
 TEST(EngineTest, TwoTransfersContendForOneSwitchOutputPort) {
   const HwConfig hw = OneEngineTps186();
+  const int64_t chip_flight = hw.link_latency.ps() + hw.link_propagation.ps();
+  const int64_t port_flight =
+      hw.switch_port_latency.ps() + hw.switch_port_propagation.ps();
   // Chips 0 and 1 both write one full packet to chip 2 at time 0.
   const Program p =
       OneStreamPerChip({{Transfer(0, 2, 288)}, {Transfer(0, 2, 288)}, {}});
   const ReplayResult r = MustReplay(p, hw, TopologyKind::kSwitch);
 
-  const int64_t forwarded = 290000 + CdmaPs(288) + LinkPs(320) + 225000 +
+  const int64_t forwarded = 290000 + CdmaPs(288) + LinkPs(320) + chip_flight +
                             1000000;  // both reach the output port together
   // First served: chip 0's packet (scheduled first). The second waits for
   // the first to be serialised: one packet time, 800 ps.
-  const int64_t first = forwarded + LinkPs(320) + 225000;
-  const int64_t second = forwarded + 2 * LinkPs(320) + 225000;
+  const int64_t first = forwarded + LinkPs(320) + port_flight;
+  const int64_t second = forwarded + 2 * LinkPs(320) + port_flight;
   EXPECT_EQ(r.instrs[0].landed.ps(), first);
   EXPECT_EQ(r.instrs[1].landed.ps(), second);
   // The switch -> chip 2 port (link index 5: cables are added chip by chip,
@@ -489,19 +550,22 @@ TEST(CreditTest, AFullSwitchBufferStallsTheSender) {
   // Two packets from chip 0 to chip 1 through the switch.
   const ReplayResult r = MustReplay(
       OneStreamPerChip({{Transfer(0, 1, 576)}, {}}), hw, TopologyKind::kSwitch);
-  const int64_t flight = 225000;
+  const int64_t flight = 225000;  // chip 0's link: latency + propagation
+  const int64_t port_flight =
+      hw.switch_port_latency.ps() + hw.switch_port_propagation.ps();  // 0
   const int64_t ser = LinkPs(320);
   const int64_t fwd = 1000000;
   // Packet 1 fills the switch's input buffer until it has left the switch:
   // uplink, flight, forwarding, downlink serialisation.
   const int64_t p1_up_end = 290000 + CdmaPs(288) + ser;
   const int64_t p1_left_switch = p1_up_end + flight + fwd + ser;
-  // Only then does credit go back to chip 0, one flight later; packet 2
-  // (read at 299000) waited for it.
+  // Only then does credit go back to chip 0, one flight of its cable later;
+  // packet 2 (read at 299000) waited for it.
   const int64_t p2_up_start = p1_left_switch + flight;
-  const int64_t p2_landed = p2_up_start + ser + flight + fwd + ser + flight;
+  const int64_t p2_landed =
+      p2_up_start + ser + flight + fwd + ser + port_flight;
   EXPECT_EQ(r.instrs[0].landed.ps(), p2_landed);
-  EXPECT_EQ(p2_landed, 3197700);
+  EXPECT_EQ(p2_landed, 2972700);
   // Cables are added as chip 0 -> switch (link 0), switch -> chip 0, ...
   EXPECT_EQ(r.links[0].credit_stall.ps(), p2_up_start - (290000 + CdmaPs(576)));
   EXPECT_EQ(r.links[0].packets, 2u + 0u);  // the ack goes the other way
@@ -633,8 +697,11 @@ TEST(BreakdownTest, SwitchForwardingIsNamed) {
   ASSERT_TRUE(r.ok());
   auto b = CriticalPathBreakdown(p, *r, hw, *topo);
   ASSERT_TRUE(b.ok()) << b.status();
-  EXPECT_EQ((*b)[PathCause::kSwitch].ps(), 1000000);
-  EXPECT_EQ((*b)[PathCause::kLatency].ps(), 2 * 225000);
+  EXPECT_EQ((*b)[PathCause::kSwitch].ps(), hw.switch_forwarding.ps());
+  // One chip link (200 ns + 25 ns) and one switch port (0 + 0 at TPS186).
+  EXPECT_EQ((*b)[PathCause::kLatency].ps(),
+            hw.link_latency.ps() + hw.link_propagation.ps() +
+                hw.switch_port_latency.ps() + hw.switch_port_propagation.ps());
   TimePs sum;
   for (TimePs t : b->by_cause) sum += t;
   EXPECT_EQ(sum, r->makespan);
