@@ -167,6 +167,13 @@ absl::Status BuildLayout(Model& m) {
     } else if (!a.inplace) {
       l.o.base = static_cast<uint64_t>(l.i.chunks) * m.chunk;
     }
+    // Keep every address below 2^62 so that no sum of them overflows.
+    if (g.s_chunks < 0 || static_cast<uint64_t>(g.s_chunks) >
+                              (uint64_t{1} << 62) / m.chunk - 2 * mb) {
+      return Err(m, g.place,
+                 absl::StrCat("gpu ", g.id, ": s_chunks=", g.s_chunks,
+                              " is out of range"));
+    }
     l.s.chunks = g.s_chunks;
     l.s.base = std::max(l.i.base + l.i.chunks * m.chunk,
                         l.o.base + l.o.chunks * m.chunk);
@@ -178,7 +185,7 @@ absl::Status BuildLayout(Model& m) {
 absl::StatusOr<Range> Resolve(const Model& m, int gpu, const Threadblock& tb,
                               const Step& st, char buf, int64_t off) {
   const Buffer& b = m.layout[gpu].Of(buf);
-  if (off < 0 || st.cnt < 1 || off + st.cnt > b.chunks) {
+  if (off < 0 || st.cnt < 1 || off > b.chunks || st.cnt > b.chunks - off) {
     return Err(
         m, st.place,
         absl::StrCat(StepName(gpu, tb, st), ": ", std::string(1, buf),
@@ -522,7 +529,7 @@ void FindNeededReadies(Model& m) {
   const Algo& a = *m.a;
   const Ids ids(a);
   // Quadratic in steps: beyond this every receive keeps its ready.
-  if (static_cast<int64_t>(ids.steps) * (ids.steps + ids.tbs) > (1 << 26))
+  if (static_cast<int64_t>(ids.steps) * (ids.steps + ids.tbs) > (1 << 24))
     return;
   std::vector<std::optional<Knowledge>> before(ids.steps);
   for (bool progress = true; progress;) {
@@ -896,13 +903,15 @@ absl::Status CheckShape(Model& m, const HwConfig& hw,
   if (a.nchannels < 1 || a.nchunksperloop < 1) {
     return Err(m, a.place, "nchannels and nchunksperloop must be >= 1");
   }
-  if (opt.bytes == 0 || opt.bytes % a.nchunksperloop != 0) {
+  if (opt.bytes == 0 || opt.bytes % a.nchunksperloop != 0 ||
+      opt.bytes > (uint64_t{1} << 60)) {
     return Err(m, a.place,
                absl::StrCat("--bytes ", opt.bytes,
                             " is not a positive "
                             "multiple of nchunksperloop=",
                             a.nchunksperloop,
-                            " (one chunk = bytes / nchunksperloop)"));
+                            " up to 2^60 (one chunk = bytes / "
+                            "nchunksperloop)"));
   }
   m.chunk = opt.bytes / a.nchunksperloop;
   return absl::OkStatus();

@@ -81,9 +81,11 @@ TEST_F(ImportCliTest, RealFilesPassCheckAndSemantics) {
 }
 
 TEST_F(ImportCliTest, HandWrittenFilesPassCheckAndSemantics) {
-  for (const char* f : {"allgather_ring_depid_4.xml", "allreduce_scratch_3.xml",
-                        "allreduce_ring_2ch_4.xml"}) {
-    for (const char* bytes : {"384", "96K"}) {  // 384 = 2 x 8 x 24 bytes
+  for (const char* f :
+       {"allgather_ring_depid_4.xml", "allreduce_scratch_3.xml",
+        "allreduce_ring_2ch_4.xml", "reducescatter_ring_oop_4.xml"}) {
+    // 384 = 8 x 48 = 4 x 96 = 3 x 128: every file's chunks divide it.
+    for (const char* bytes : {"384", "96K"}) {
       const CmdResult r =
           Ccreplay("check " + kOwn + "/" + f + " --semantics --bytes " + bytes);
       EXPECT_EQ(r.exit_code, 0) << f << " " << bytes << "\n" << r.out;

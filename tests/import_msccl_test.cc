@@ -204,6 +204,50 @@ TEST(ImportMscclTest, MultiChannelUsesDisjointEngines) {
   }
 }
 
+TEST(ImportMscclTest, ReduceIntoAnotherBufferIsAWriteThenALocalReduce) {
+  auto t = Import(Slurp(kOwn + "/reducescatter_ring_oop_4.xml"), 4 * 64,
+                  "rs.xml", 1);
+  ASSERT_TRUE(t.ok()) << t.status();
+  // Chunk 64 bytes; input [0, 256), output [256, 320) out of place.
+  const v1::ChipBuffers& b = t->header().collective().buffers(2);
+  EXPECT_EQ(b.output().addr(), 256u);
+  EXPECT_EQ(b.output().bytes(), 64u);
+  // gpu 1's last send lands plainly in gpu 2's output; gpu 2 then adds its
+  // own chunk 2 = [128, 192) locally and fences.
+  const v1::Stream& s1 = t->chips(1).streams(0);
+  const v1::Transfer* last = nullptr;
+  for (const auto& in : s1.instructions())
+    if (in.has_transfer() && in.transfer().dst_chip() == 2)
+      last = &in.transfer();
+  ASSERT_NE(last, nullptr);
+  EXPECT_EQ(last->dst_addr(), 256u);
+  EXPECT_EQ(last->reduce(), v1::REDUCE_NONE);
+  const v1::Stream& s2 = t->chips(2).streams(0);
+  const int n = s2.instructions_size();
+  ASSERT_GE(n, 2);
+  EXPECT_TRUE(s2.instructions(n - 1).has_fence());
+  const v1::Transfer& local = s2.instructions(n - 2).transfer();
+  EXPECT_EQ(local.dst_chip(), 2u);
+  EXPECT_EQ(local.src_addr(), 128u);
+  EXPECT_EQ(local.dst_addr(), 256u);
+  EXPECT_EQ(local.reduce(), v1::REDUCE_SUM);
+}
+
+TEST(ImportMscclTest, HugeNumbersAreErrorsNotOverflows) {
+  const std::string base = Slurp(kOwn + "/reducescatter_ring_oop_4.xml");
+  std::string xml = base;
+  absl::StrReplaceAll({{"s_chunks=\"0\"", "s_chunks=\"9223372036854775807\""}},
+                      &xml);
+  EXPECT_THAT(std::string(Import(xml, 256).status().message()),
+              HasSubstr("s_chunks=9223372036854775807 is out of range"));
+  xml = base;
+  absl::StrReplaceAll({{"cnt=\"1\"", "cnt=\"9223372036854775807\""}}, &xml);
+  EXPECT_THAT(std::string(Import(xml, 256).status().message()),
+              HasSubstr("are outside the input buffer's 4 chunk(s)"));
+  EXPECT_THAT(std::string(Import(base, uint64_t{1} << 62).status().message()),
+              HasSubstr("up to 2^60"));
+}
+
 TEST(ImportMscclTest, DeterministicBytes) {
   SKIP_WITHOUT_SHARED();
   const std::string xml =
@@ -343,7 +387,8 @@ TEST_F(ImportMutationTest, RanksThatDoNotFitTheHardwareOrTopology) {
 TEST_F(ImportMutationTest, BytesMustSplitIntoChunks) {
   EXPECT_EQ(Error(ring_, 1000003),
             "m.xml:1:1: --bytes 1000003 is not a positive multiple of "
-            "nchunksperloop=8 (one chunk = bytes / nchunksperloop)");
+            "nchunksperloop=8 up to 2^60 (one chunk = bytes / "
+            "nchunksperloop)");
 }
 
 }  // namespace
