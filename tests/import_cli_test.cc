@@ -116,6 +116,41 @@ TEST_F(ImportCliTest, WrongResultNamesTheChunk) {
   EXPECT_THAT(r.out, HasSubstr("output chunk(s) 0..0 of 1024 bytes]"));
 }
 
+TEST_F(ImportCliTest, SwappedOffsetsComputeTheWrongChunks) {
+  SKIP_WITHOUT_SHARED();
+  // gpu 0 reduces chunk 6 at step 1 and chunk 7 at step 2 instead of the
+  // other way round: well formed, and every send still has its receive,
+  // but gpu 0 now adds its chunk into the partial sums of the wrong chunks.
+  std::string xml = Slurp(kShared + "/allreduce_ring_8_1.xml");
+  const std::string a =
+      "<step s=\"1\" type=\"rrs\" srcbuf=\"i\" srcoff=\"7\" dstbuf=\"i\" "
+      "dstoff=\"7\"";
+  const std::string b =
+      "<step s=\"2\" type=\"rrs\" srcbuf=\"i\" srcoff=\"6\" dstbuf=\"i\" "
+      "dstoff=\"6\"";
+  const size_t ia = xml.find(a), ib = xml.find(b);
+  ASSERT_NE(ia, std::string::npos);
+  ASSERT_NE(ib, std::string::npos);
+  // The same steps with each other's chunk.
+  const std::string sa =
+      "<step s=\"1\" type=\"rrs\" srcbuf=\"i\" srcoff=\"6\" dstbuf=\"i\" "
+      "dstoff=\"6\"";
+  const std::string sb =
+      "<step s=\"2\" type=\"rrs\" srcbuf=\"i\" srcoff=\"7\" dstbuf=\"i\" "
+      "dstoff=\"7\"";
+  xml.replace(ib, b.size(), sb);
+  xml.replace(ia, a.size(), sa);
+  std::ofstream(Path("swap.xml")) << xml;
+  const CmdResult r =
+      Ccreplay("check " + Path("swap.xml") + " --semantics --bytes 8K");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("0 error(s), 0 warning(s)"));
+  EXPECT_THAT(r.out, HasSubstr("semantics: allreduce chip 0 output [6144, "
+                               "8192): holds a sum of data at different "
+                               "offsets"));
+  EXPECT_THAT(r.out, HasSubstr("[gpu 0 output chunk(s) 6..7 of 1024 bytes]"));
+}
+
 TEST_F(ImportCliTest, ImportWritesATraceThatReplaysLikeTheXml) {
   SKIP_WITHOUT_SHARED();
   const std::string xml = kShared + "/allreduce_ring_8_1.xml";

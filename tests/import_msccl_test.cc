@@ -291,9 +291,10 @@ TEST_F(ImportMutationTest, DroppedReceive) {
             "gpu 0: gpu 0 tb 0 step 13 (rcs) has no matching receive");
 }
 
-TEST_F(ImportMutationTest, SwappedOffsetsGoOutOfRange) {
-  // srcoff and cnt swapped on gpu 0 step 1: chunks [1, 8) of 8 fit, so use
-  // an offset past the end as a swap with a larger value would.
+TEST_F(ImportMutationTest, ChunkRangePastTheBuffer) {
+  // gpu 0 step 1 with cnt=7 from chunk 7: past the 8 chunks of the input.
+  // (Two offsets swapped within range import fine and are caught by
+  // check --semantics: import_cli_test.cc, SwappedOffsets...)
   std::string xml = ring_;
   absl::StrReplaceAll({{"<step s=\"1\" type=\"rrs\" srcbuf=\"i\" srcoff=\"7\" "
                         "dstbuf=\"i\" dstoff=\"7\" cnt=\"1\"",
