@@ -1,3 +1,4 @@
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -7,6 +8,7 @@
 #include "check/check.h"
 #include "cli/commands.h"
 #include "base/file_util.h"
+#include "import/msccl_import.h"
 #include "trace/trace_io.h"
 
 namespace ccreplay {
@@ -17,15 +19,43 @@ struct CheckArgs {
   uint64_t max_findings = 200;
   bool no_races = false;
   bool semantics = false;
+  MscclFlags msccl;  // when the input is MSCCL-IR XML
 };
+
+// For an imported trace, which source chunks a semantics message's
+// "chip C output [a, b)" covers, so the XML author sees the chunk.
+std::string ChunkNote(absl::string_view msg, const v1::Trace& t) {
+  const uint64_t chunk = t.header().source().chunk_bytes();
+  unsigned long long chip = 0, a = 0, b = 0;  // NOLINT: sscanf's types
+  const size_t at = msg.find(" chip ");
+  if (chunk == 0 || at == absl::string_view::npos) return "";
+  const std::string rest(msg.substr(at));
+  if (sscanf(rest.c_str(), " chip %llu output [%llu, %llu)", &chip, &a, &b) !=
+          3 ||
+      chip >= static_cast<uint64_t>(t.header().collective().buffers_size())) {
+    return "";
+  }
+  const uint64_t base =
+      t.header().collective().buffers(static_cast<int>(chip)).output().addr();
+  if (a < base || b <= a) return "";
+  return absl::StrCat(" [gpu ", chip, " output chunk(s) ", (a - base) / chunk,
+                      "..", (b - base - 1) / chunk, " of ", chunk, " bytes]");
+}
 
 int RunCheck(const CommonFlags& c, const CheckArgs& a) {
   auto hw = c.Hw();
   if (!hw.ok()) return Fail(hw.status());
-  auto bytes = ReadFileToString(a.trace);
-  if (!bytes.ok()) return Fail(bytes.status());
   TraceLocations locations;
-  auto trace = ParseTraceWithLocations(*bytes, a.trace, &locations);
+  absl::StatusOr<v1::Trace> trace;
+  if (IsMscclXmlPath(a.trace)) {
+    // Imported in memory: findings name chip, stream (= tb id) and
+    // instruction; the import itself names XML lines.
+    trace = a.msccl.Import(a.trace, *hw, std::nullopt);
+  } else {
+    auto bytes = ReadFileToString(a.trace);
+    if (!bytes.ok()) return Fail(bytes.status());
+    trace = ParseTraceWithLocations(*bytes, a.trace, &locations);
+  }
   if (!trace.ok()) return Fail(trace.status());
   CheckOptions opt;
   opt.file_name = a.trace;
@@ -57,7 +87,8 @@ int RunCheck(const CommonFlags& c, const CheckArgs& a) {
                       ": semantics not checked: fix the errors above first\n");
     } else if (auto s = VerifySemantics(*trace); !s.ok()) {
       semantics_ok = false;
-      absl::StrAppend(&out, a.trace, ": ", s.message(), "\n");
+      absl::StrAppend(&out, a.trace, ": ", s.message(),
+                      ChunkNote(s.message(), *trace), "\n");
     } else {
       absl::StrAppend(&out, a.trace,
                       ": semantics: every chip's output is the collective's "
@@ -81,10 +112,12 @@ void AddCheckCommand(CLI::App& app, int* exit_code) {
       "check a trace against the spec: encoding, ranges, Send/Receive "
       "matching, write + msg, message counts, wait cycles and data races "
       "(rules: docs/conformance.md)");
-  cmd->add_option("trace", args->check.trace, "trace file (text or binary)")
+  cmd->add_option("trace", args->check.trace,
+                  "trace file (text or binary), or MSCCL-IR .xml")
       ->required()
       ->check(CLI::ExistingFile);
   args->common.AddHw(cmd);
+  args->check.msccl.Add(cmd);
   cmd->add_option("--json", args->common.json_path,
                   "also write every finding as JSON");
   cmd->add_option("--max-findings", args->check.max_findings,

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "collectives/collective.h"
@@ -12,6 +13,7 @@
 #include "collectives/lower.h"
 #include "collectives/math.h"
 #include "hw/topology.h"
+#include "import/msccl_import.h"
 #include "cli/commands.h"
 #include "cli/run.h"
 #include "trace/decode.h"
@@ -34,6 +36,29 @@ struct CompareArgs {
 
 std::vector<std::string> List(const std::string& s) {
   return absl::StrSplit(s, ',', absl::SkipEmpty());
+}
+
+// --algo msccl:PATH.xml: the imported algorithm, which must be the op and N
+// of the comparison (docs/import-msccl.md). Its row is named
+// "msccl:<file name>".
+absl::StatusOr<v1::Trace> ImportForCompare(
+    const std::string& path, const CompareArgs& a, v1::CollectiveOp op,
+    uint64_t bytes, const HwConfig& hw,
+    const std::pair<TopologyKind, TopologyParams>& topo) {
+  MscclImportOptions opt;
+  opt.bytes = bytes;
+  opt.engines_per_channel = a.cdma;
+  opt.topology = topo;
+  auto trace = ImportMscclFile(path, hw, opt);
+  if (!trace.ok()) return trace.status();
+  const v1::CollectiveInfo& c = trace->header().collective();
+  if (c.op() != op || c.n() != a.n || a.group_size != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": a ", CollectiveOpName(c.op()), " of ", c.n(),
+        " ranks; the comparison is --op ", a.op, " --n ", a.n,
+        a.group_size != 0 ? " with groups (not supported for msccl:)" : ""));
+  }
+  return trace;
 }
 
 absl::StatusOr<Table> Compare(const HwConfig& base_hw, const CompareArgs& a) {
@@ -81,7 +106,10 @@ absl::StatusOr<Table> Compare(const HwConfig& base_hw, const CompareArgs& a) {
       spec.cdma_engines = a.cdma;
       spec.chunk_bytes = *chunk;
       const std::string where = absl::StrCat(algo, " on ", topo_text, ": ");
-      auto trace = LowerCollective(spec, hw);
+      const bool imported = absl::StartsWith(algo, "msccl:");
+      auto trace =
+          imported ? ImportForCompare(algo.substr(6), a, *op, *bytes, hw, *topo)
+                   : LowerCollective(spec, hw);
       if (!trace.ok()) {
         return absl::Status(trace.status().code(),
                             absl::StrCat(where, trace.status().message()));
@@ -105,8 +133,11 @@ absl::StatusOr<Table> Compare(const HwConfig& base_hw, const CompareArgs& a) {
       const double us = result->makespan.us();
       auto math = MathTimeUs(*op, g, *bytes, topo->first, mp);
       const double math_us = math.ok() ? *math : 0.0;
+      const std::string label =
+          imported ? absl::StrCat("msccl:", trace->header().source().file())
+                   : algo;
       auto s =
-          t.AddRow({algo, TopologySpecString(topo->first, topo->second), g,
+          t.AddRow({label, TopologySpecString(topo->first, topo->second), g,
                     static_cast<uint64_t>(groups.size()), *bytes, us,
                     fastest.us(), math_us, math_us > 0 ? us / math_us : 0.0,
                     AlgBwGBps(*bytes, us), BusBwGBps(*op, g, *bytes, us)});
@@ -143,12 +174,15 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--algo", a.algos,
                   "comma-separated: ring, ring_2port, rh, rd, hd, pairwise, "
-                  "bruck, direct (default: the baseline's)");
+                  "bruck, direct, msccl:PATH.xml (an imported MSCCL-IR "
+                  "algorithm; default: the baseline's)");
   cmd->add_option("--topology", a.topologies,
                   "comma-separated topology specs, e.g. ring,fullmesh,"
                   "torus2d:4x2")
       ->capture_default_str();
-  cmd->add_option("--cdma", a.cdma, "CDMA engines to stripe over (0 = all)")
+  cmd->add_option("--cdma", a.cdma,
+                  "CDMA engines to stripe over (0 = all; msccl: engines "
+                  "per channel)")
       ->capture_default_str();
   cmd->add_option("--chunk", a.chunk,
                   "pipelining piece size (0 = whole blocks)")

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "collectives/collective.h"
 #include "collectives/lower.h"
+#include "import/msccl_import.h"
 #include "cli/commands.h"
 #include "cli/run.h"
 #include "base/table.h"
@@ -22,19 +23,30 @@ struct ReplayArgs {
   std::string timeline;
   uint64_t max_events = 0;
   bool links = false;
+  MscclFlags msccl;  // when the input is MSCCL-IR XML
 };
 
 int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   auto hw = c.Hw();
   if (!hw.ok()) return Fail(hw.status());
-  auto trace = ReadTraceFile(a.trace);
-  if (!trace.ok()) return Fail(trace.status());
   std::optional<TopologyChoice> topo;
   if (!a.topology.empty()) {
     auto k = ParseTopologyChoice(a.topology, *hw);
     if (!k.ok()) return Fail(k.status());
     topo = *k;
   }
+  absl::StatusOr<v1::Trace> trace;
+  if (IsMscclXmlPath(a.trace)) {
+    // MSCCL-IR XML is imported in memory (docs/import-msccl.md).
+    std::optional<std::pair<TopologyKind, TopologyParams>> t;
+    if (topo) {
+      t = std::pair(topo->kind, topo->params.value_or(hw->topology_params));
+    }
+    trace = a.msccl.Import(a.trace, *hw, t);
+  } else {
+    trace = ReadTraceFile(a.trace);
+  }
+  if (!trace.ok()) return Fail(trace.status());
   ReplayOptions opt;
   opt.max_events = a.max_events;
   auto run = ReplayTrace(*trace, *hw, topo, opt);
@@ -123,10 +135,12 @@ void AddReplayCommand(CLI::App& app, int* exit_code) {
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("replay", "replay a trace file");
-  cmd->add_option("trace", args->replay.trace, "trace file (text or binary)")
+  cmd->add_option("trace", args->replay.trace,
+                  "trace file (text or binary), or MSCCL-IR .xml")
       ->required()
       ->check(CLI::ExistingFile);
   args->common.AddHw(cmd);
+  args->replay.msccl.Add(cmd);
   args->common.AddCsvJson(cmd);
   cmd->add_option("--topology", args->replay.topology,
                   "name[:params], e.g. ring, switch, fullmesh, board-ring, "

@@ -4,6 +4,8 @@
 #ifndef CCREPLAY_CLI_COMMANDS_H_
 #define CCREPLAY_CLI_COMMANDS_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "hw/config.h"
+#include "proto/trace.pb.h"
 
 namespace ccreplay {
 
@@ -34,6 +37,19 @@ struct CommonFlags {
   void AddCsvJson(CLI::App* cmd);
 };
 
+// Flags of commands that accept MSCCL-IR XML (cmd_import.cc): the collective
+// size and the engines per channel of the import.
+struct MscclFlags {
+  std::string bytes = "1M";
+  uint32_t engines_per_channel = 0;
+
+  void Add(CLI::App* cmd);
+  // Imports `path` (docs/import-msccl.md).
+  absl::StatusOr<v1::Trace> Import(
+      const std::string& path, const HwConfig& hw,
+      std::optional<std::pair<TopologyKind, TopologyParams>> topology) const;
+};
+
 // Writes every (path, contents) with a non-empty path, each atomically. All
 // contents are computed before this is called, so a failed run writes none.
 absl::Status WriteOutputs(
@@ -45,6 +61,7 @@ void AddLowerCommand(CLI::App& app, int* exit_code);
 void AddReplayCommand(CLI::App& app, int* exit_code);
 void AddCheckCommand(CLI::App& app, int* exit_code);
 void AddCompareCommand(CLI::App& app, int* exit_code);
+void AddImportCommand(CLI::App& app, int* exit_code);
 
 }  // namespace ccreplay
 

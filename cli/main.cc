@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   AddReplayCommand(app, &exit_code);
   AddCheckCommand(app, &exit_code);
   AddCompareCommand(app, &exit_code);
+  AddImportCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
