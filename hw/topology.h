@@ -121,6 +121,8 @@ class Topology {
   void CableTorus();
   // Shortest paths by hop count, one backwards BFS per destination chip.
   absl::Status ComputeRoutes();
+  absl::Status ComputeHops();
+  absl::Status ComputeCandidates();
 
   TopologyKind kind_ = TopologyKind::kRing;
   TopologyParams params_;
