@@ -44,9 +44,10 @@ int RunBaselineCommand(const CommonFlags& c) {
 
 void AddBaselineCommand(CLI::App& app, int* exit_code) {
   auto common = std::make_shared<CommonFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "baseline",
-      "replay the TPS186 workload (SPEC.md section 1) and compare with Math");
+  CLI::App* cmd =
+      app.add_subcommand("baseline",
+                         "replay the TPS186 workload (docs/spec-notes.md "
+                         "section 1) and compare with Math");
   common->AddHw(cmd);
   common->AddCsvJson(cmd);
   cmd->callback(
