@@ -1,5 +1,7 @@
 #include "base/json.h"
 
+#include <utility>
+
 namespace ccreplay {
 namespace {
 
@@ -42,6 +44,29 @@ std::string JsonText(const Json& value) {
   Append(&out, value, 0);
   out.push_back('\n');
   return out;
+}
+
+JsonArrayWriter::JsonArrayWriter(const Json& head, const std::string& key) {
+  out_.push_back('{');
+  for (auto it = head.begin(); it != head.end(); ++it) {
+    out_.append(Compact(Json(it.key())));
+    out_.push_back(':');
+    Append(&out_, it.value(), 1);
+    out_.push_back(',');
+  }
+  out_.append(Compact(Json(key)));
+  out_.append(":[");
+}
+
+void JsonArrayWriter::Add(const Json& element) {
+  out_.append(empty_ ? "\n" : ",\n");
+  empty_ = false;
+  Append(&out_, element, 2);  // an element of an array one level down
+}
+
+std::string JsonArrayWriter::Finish() && {
+  out_.append(empty_ ? "]}\n" : "\n]}\n");
+  return std::move(out_);
 }
 
 }  // namespace ccreplay

@@ -31,6 +31,25 @@ using Json = nlohmann::ordered_json;
 // double (locale-independent); NaN and infinities print as null.
 std::string JsonText(const Json& value);
 
+// Writes the same text as JsonText() of an object whose last member is a
+// large array, one element at a time, so that the array never exists as a
+// tree (a timeline's events would take several times their text in memory):
+//
+//   JsonArrayWriter w({{"displayTimeUnit", "ns"}}, "traceEvents");
+//   w.Add(event);  // ...
+//   std::string text = std::move(w).Finish();
+class JsonArrayWriter {
+ public:
+  // REQUIRES: `head` is an object; its members print before the array.
+  JsonArrayWriter(const Json& head, const std::string& key);
+  void Add(const Json& element);
+  std::string Finish() &&;
+
+ private:
+  std::string out_;
+  bool empty_ = true;
+};
+
 }  // namespace ccreplay
 
 #endif  // CCREPLAY_BASE_JSON_H_

@@ -51,14 +51,16 @@ std::string PsToUsString(TimePs t) {
 }
 
 std::string TimelineJson(const Program& program, const ReplayResult& result) {
-  Json events = Json::array();
+  // Streamed: a large replay's events would take several times their text
+  // as a tree.
+  JsonArrayWriter events({{"displayTimeUnit", "ns"}}, "traceEvents");
   for (uint32_t c = 0; c < program.num_chips; ++c) {
     const uint32_t pid = c + 1;
-    events.push_back(Meta("process_name", pid, 0, absl::StrCat("chip ", c)));
+    events.Add(Meta("process_name", pid, 0, absl::StrCat("chip ", c)));
     const auto& streams = program.chips[c].streams;
     for (uint32_t s = 0; s < streams.size(); ++s) {
-      events.push_back(Meta("thread_name", pid, kStreamTidBase + s,
-                            absl::StrCat("stream ", streams[s].id)));
+      events.Add(Meta("thread_name", pid, kStreamTidBase + s,
+                      absl::StrCat("stream ", streams[s].id)));
     }
   }
   // Which engines each chip used, to name only those tracks.
@@ -74,8 +76,8 @@ std::string TimelineJson(const Program& program, const ReplayResult& result) {
             in.kind == OpKind::kFence
                 ? std::string("Fence")
                 : absl::StrCat("MsgWait qp ", in.dst_qp, " x", in.count);
-        events.push_back(Slice(name, pid, kStreamTidBase + t.stream, t.issue,
-                               t.end, std::move(args)));
+        events.Add(Slice(name, pid, kStreamTidBase + t.stream, t.issue, t.end,
+                         std::move(args)));
       }
       continue;
     }
@@ -85,8 +87,8 @@ std::string TimelineJson(const Program& program, const ReplayResult& result) {
     if (named.size() <= cdma) named.resize(cdma + 1, false);
     if (!named[cdma]) {
       named[cdma] = true;
-      events.push_back(Meta("thread_name", pid, kCdmaTidBase + cdma,
-                            absl::StrCat("cdma ", cdma)));
+      events.Add(Meta("thread_name", pid, kCdmaTidBase + cdma,
+                      absl::StrCat("cdma ", cdma)));
     }
     const std::string name =
         in.peer == t.chip
@@ -97,14 +99,13 @@ std::string TimelineJson(const Program& program, const ReplayResult& result) {
     AddTime(&args, "issue", t.issue);
     AddTime(&args, "landed", t.landed);
     AddTime(&args, "complete", t.complete);
-    events.push_back(
+    events.Add(
         Slice(name, pid, kCdmaTidBase + cdma, t.start, t.end, std::move(args)));
   }
   // The closing process name that the hand-written writer needed to keep
   // its commas right is kept: it names the timeline in the Perfetto UI.
-  events.push_back(Meta("process_name", 0, 0, "ccreplay"));
-  return JsonText(
-      {{"displayTimeUnit", "ns"}, {"traceEvents", std::move(events)}});
+  events.Add(Meta("process_name", 0, 0, "ccreplay"));
+  return std::move(events).Finish();
 }
 
 }  // namespace ccreplay

@@ -48,5 +48,19 @@ TEST(JsonTextTest, EscapesQuotesBackslashesAndControlCharacters) {
   EXPECT_EQ(Json::parse(JsonText(j)), j);
 }
 
+TEST(JsonArrayWriterTest, WritesWhatJsonTextWritesForTheWholeObject) {
+  const Json head = {{"unit", "ns"}, {"list", {1, 2}}};
+  const Json events = Json::array({{{"a", 1}}, {{"b", {{"c", "d\""}}}}});
+  JsonArrayWriter w(head, "events");
+  for (const Json& e : events) w.Add(e);
+  Json whole = head;
+  whole["events"] = events;
+  EXPECT_EQ(std::move(w).Finish(), JsonText(whole));
+
+  JsonArrayWriter none(head, "events");
+  whole["events"] = Json::array();
+  EXPECT_EQ(std::move(none).Finish(), JsonText(whole));
+}
+
 }  // namespace
 }  // namespace ccreplay
