@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <cmath>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -61,40 +60,11 @@ void AppendCsvField(std::string* out, absl::string_view s) {
   out->push_back('"');
 }
 
-void AppendJsonString(std::string* out, absl::string_view s) {
-  out->push_back('"');
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\b':
-        out->append("\\b");
-        break;
-      case '\f':
-        out->append("\\f");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\r':
-        out->append("\\r");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          absl::StrAppendFormat(out, "\\u%04x", static_cast<unsigned char>(c));
-        } else {
-          out->push_back(c);  // UTF-8 passes through unchanged
-        }
-    }
-  }
-  out->push_back('"');
+double AsDouble(const Table::Cell& cell) {
+  const auto& v = cell.value();
+  if (const auto* x = std::get_if<double>(&v)) return *x;
+  if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
+  return static_cast<double>(std::get<uint64_t>(v));
 }
 
 }  // namespace
@@ -136,15 +106,7 @@ std::string Table::Format(size_t column, const Cell& cell) const {
   const auto& v = cell.value();
   if (const auto* s = std::get_if<std::string>(&v)) return *s;
   if (columns_[column].type == Type::kDouble) {
-    double d = 0.0;
-    if (const auto* x = std::get_if<double>(&v)) {
-      d = *x;
-    } else if (const auto* i = std::get_if<int64_t>(&v)) {
-      d = static_cast<double>(*i);
-    } else {
-      d = static_cast<double>(std::get<uint64_t>(v));
-    }
-    return absl::StrFormat("%.*f", columns_[column].precision, d);
+    return absl::StrFormat("%.*f", columns_[column].precision, AsDouble(cell));
   }
   if (const auto* i = std::get_if<int64_t>(&v)) return absl::StrCat(*i);
   return absl::StrCat(std::get<uint64_t>(v));
@@ -198,31 +160,28 @@ std::string Table::ToCsv() const {
   return out;
 }
 
-std::string Table::ToJson() const {
-  if (rows_.empty()) return "[]\n";
-  std::string out = "[\n";
-  for (size_t r = 0; r < rows_.size(); ++r) {
-    out.append("  {");
+Json Table::ToJsonValue() const {
+  Json rows = Json::array();
+  for (const std::vector<Cell>& row : rows_) {
+    Json object = Json::object();
     for (size_t c = 0; c < columns_.size(); ++c) {
-      if (c > 0) out.append(", ");
-      AppendJsonString(&out, columns_[c].name);
-      out.append(": ");
-      const Cell& cell = rows_[r][c];
-      if (const auto* s = std::get_if<std::string>(&cell.value())) {
-        AppendJsonString(&out, *s);
-        continue;
+      const auto& v = row[c].value();
+      Json& field = object[columns_[c].name];
+      if (const auto* s = std::get_if<std::string>(&v)) {
+        field = *s;
+      } else if (columns_[c].type == Type::kDouble) {
+        field = AsDouble(row[c]);  // the library prints NaN and inf as null
+      } else if (const auto* i = std::get_if<int64_t>(&v)) {
+        field = *i;
+      } else {
+        field = std::get<uint64_t>(v);
       }
-      const auto* d = std::get_if<double>(&cell.value());
-      if (d != nullptr && !std::isfinite(*d)) {
-        out.append("null");  // JSON has no NaN or infinity
-        continue;
-      }
-      out.append(Format(c, cell));
     }
-    out.append(r + 1 < rows_.size() ? "},\n" : "}\n");
+    rows.push_back(std::move(object));
   }
-  out.append("]\n");
-  return out;
+  return rows;
 }
+
+std::string Table::ToJson() const { return JsonText(ToJsonValue()); }
 
 }  // namespace ccreplay

@@ -21,6 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "base/json.h"
 
 namespace ccreplay {
 
@@ -97,10 +98,13 @@ class Table {
   // (RFC 4180). Numbers are formatted as in ToText().
   std::string ToCsv() const;
 
-  // JSON: an array of objects, one per row, keys in column order, one object
-  // per line. Strings are escaped (quote, backslash, control characters);
-  // integers and doubles (at their column's precision) are JSON numbers;
-  // a non-finite double is null. Ends in '\n'.
+  // JSON: an array of objects, one per row, keys in column order. Strings
+  // are JSON strings; integers are JSON numbers; doubles are JSON numbers at
+  // full precision (not rounded to the column's display precision, so that a
+  // program reading the JSON gets the value the report computed), and a
+  // non-finite double is null.
+  Json ToJsonValue() const;
+  // JsonText(ToJsonValue()): one row a line.
   std::string ToJson() const;
 
  private:

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/json.h"
 #include "google/protobuf/unknown_field_set.h"
 #include "trace/decode.h"
 
@@ -20,38 +21,6 @@ namespace {
 
 bool RangeOverflows(uint64_t addr, uint64_t bytes) {
   return bytes > std::numeric_limits<uint64_t>::max() - addr;
-}
-
-std::string JsonString(absl::string_view s) {
-  std::string out = "\"";
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          static constexpr char kHex[] = "0123456789abcdef";
-          out += "\\u00";
-          out += kHex[c >> 4];
-          out += kHex[c & 15];
-        } else {
-          out += ch;
-        }
-    }
-  }
-  out += "\"";
-  return out;
 }
 
 absl::string_view KindName(const v1::Instruction& in) {
@@ -907,33 +876,35 @@ std::string FormatFinding(const Finding& f, const std::string& file) {
 }
 
 namespace {
-std::string PlaceJson(const FindingPlace& p) {
-  return absl::StrCat(
-      "\"chip\":", p.chip, ",\"stream\":", p.stream,
-      ",\"instruction\":", p.instr, ",\"kind\":", JsonString(p.kind),
-      ",\"line\":", p.location.line, ",\"column\":", p.location.column);
+void AddPlace(Json* object, const FindingPlace& p) {
+  Json& o = *object;
+  o["chip"] = p.chip;
+  o["stream"] = p.stream;
+  o["instruction"] = p.instr;
+  o["kind"] = p.kind;
+  o["line"] = p.location.line;
+  o["column"] = p.location.column;
 }
 }  // namespace
 
 std::string FindingsJson(const std::vector<Finding>& findings,
                          const std::string& file) {
-  std::string s = absl::StrCat(
-      "{\"file\":", JsonString(file),
-      ",\"errors\":", CountSeverity(findings, Severity::kError),
-      ",\"warnings\":", CountSeverity(findings, Severity::kWarning),
-      ",\"findings\":[");
-  for (size_t i = 0; i < findings.size(); ++i) {
-    const Finding& f = findings[i];
-    absl::StrAppend(&s, i ? ",\n" : "\n", "{\"rule\":", JsonString(f.rule),
-                    ",\"severity\":", JsonString(SeverityName(f.severity)), ",",
-                    PlaceJson(f.place), ",\"message\":", JsonString(f.message));
+  Json list = Json::array();
+  for (const Finding& f : findings) {
+    Json o = {{"rule", f.rule}, {"severity", SeverityName(f.severity)}};
+    AddPlace(&o, f.place);
+    o["message"] = f.message;
     if (f.has_related) {
-      absl::StrAppend(&s, ",\"related\":{", PlaceJson(f.related), "}");
+      Json related = Json::object();
+      AddPlace(&related, f.related);
+      o["related"] = std::move(related);
     }
-    absl::StrAppend(&s, "}");
+    list.push_back(std::move(o));
   }
-  absl::StrAppend(&s, "]}\n");
-  return s;
+  return JsonText({{"file", file},
+                   {"errors", CountSeverity(findings, Severity::kError)},
+                   {"warnings", CountSeverity(findings, Severity::kWarning)},
+                   {"findings", std::move(list)}});
 }
 
 size_t CountSeverity(const std::vector<Finding>& findings, Severity s) {

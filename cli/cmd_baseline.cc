@@ -2,9 +2,10 @@
 #include <memory>
 
 #include "absl/strings/str_format.h"
-#include "collectives/workload.h"
+#include "base/json.h"
 #include "cli/commands.h"
 #include "cli/run.h"
+#include "collectives/workload.h"
 
 namespace ccreplay {
 namespace {
@@ -29,11 +30,12 @@ int RunBaselineCommand(const CommonFlags& c) {
   std::cout << "# where each replay's time went: its critical path by "
                "mechanism (us; docs/hardware-model.md)\n"
             << breakdown->ToText();
-  const std::string json = absl::StrFormat(
-      "{\"hw\":\"%s\",\"rows\":%s,\"critical_path\":%s,"
-      "\"total_math_us\":%.4f,\"total_replay_us\":%.4f}\n",
-      hw->name, table->ToJson(), breakdown->ToJson(), b->total_math_us,
-      b->total_replay_us);
+  const std::string json =
+      JsonText({{"hw", hw->name},
+                {"rows", table->ToJsonValue()},
+                {"critical_path", breakdown->ToJsonValue()},
+                {"total_math_us", b->total_math_us},
+                {"total_replay_us", b->total_replay_us}});
   auto s = WriteOutputs({{c.csv_path, table->ToCsv()}, {c.json_path, json}});
   return s.ok() ? kExitOk : Fail(s);
 }
@@ -42,9 +44,10 @@ int RunBaselineCommand(const CommonFlags& c) {
 
 void AddBaselineCommand(CLI::App& app, int* exit_code) {
   auto common = std::make_shared<CommonFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "baseline",
-      "replay the TPS186 workload (SPEC.md section 1) and compare with Math");
+  CLI::App* cmd =
+      app.add_subcommand("baseline",
+                         "replay the TPS186 workload (docs/spec-notes.md "
+                         "section 1) and compare with Math");
   common->AddHw(cmd);
   common->AddCsvJson(cmd);
   cmd->callback(

@@ -5,13 +5,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/table.h"
+#include "cli/commands.h"
+#include "cli/run.h"
 #include "collectives/alltoallv.h"
 #include "collectives/collective.h"
 #include "collectives/lower.h"
 #include "collectives/workload.h"
-#include "cli/commands.h"
-#include "cli/run.h"
-#include "base/table.h"
 #include "replay/timeline.h"
 #include "trace/trace_io.h"
 
@@ -30,7 +30,7 @@ struct LowerArgs {
   uint32_t root = 0;
   int64_t peer = -1;
   std::string dist = "uniform";
-  // AllToAllv volume per chip (SPEC.md §1): used when --ep is given.
+  // AllToAllv volume per chip (docs/spec-notes.md §1): used when --ep is given.
   uint32_t ep = 0;
   uint32_t batch_tokens = 1024;
   uint32_t top_k = 8;
@@ -120,8 +120,9 @@ void AddLowerCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--n", args->lower.n, "number of chips")
       ->capture_default_str();
-  cmd->add_option("--bytes", args->lower.bytes,
-                  "M of SPEC.md section 2; binary units: 1M = 1048576")
+  cmd->add_option(
+         "--bytes", args->lower.bytes,
+         "M of docs/spec-notes.md section 2; binary units: 1M = 1048576")
       ->capture_default_str();
   cmd->add_option("--algo", args->lower.algo,
                   "ring, ring_2port, rh, rd, hd (AR/AG/RS); pairwise, bruck "

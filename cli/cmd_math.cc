@@ -1,8 +1,8 @@
 #include <iostream>
 #include <memory>
 
-#include "collectives/math_report.h"
 #include "cli/commands.h"
+#include "collectives/math_report.h"
 
 namespace ccreplay {
 
@@ -13,7 +13,7 @@ void AddMathCommand(CLI::App& app, int* exit_code) {
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
-      "math", "print the Math self-check table (SPEC.md section 2)");
+      "math", "print the Math self-check table (docs/spec-notes.md section 2)");
   args->common.AddHw(cmd);
   args->common.AddCsvJson(cmd);
   cmd->add_flag("--legacy", args->legacy,
@@ -31,7 +31,7 @@ void AddMathCommand(CLI::App& app, int* exit_code) {
       return;
     }
     std::cout << "# Math (alpha-beta) self-check on " << hw->name
-              << ": SPEC.md section 2 formulas\n"
+              << ": docs/spec-notes.md section 2 formulas\n"
               << table->ToText();
     auto s = WriteOutputs(
         {{c.csv_path, table->ToCsv()}, {c.json_path, table->ToJson()}});

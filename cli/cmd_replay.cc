@@ -5,12 +5,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "collectives/collective.h"
-#include "collectives/lower.h"
+#include "base/json.h"
+#include "base/table.h"
 #include "import/msccl_import.h"
 #include "cli/commands.h"
 #include "cli/run.h"
-#include "base/table.h"
+#include "collectives/collective.h"
+#include "collectives/lower.h"
 #include "replay/timeline.h"
 #include "trace/trace_io.h"
 
@@ -25,6 +26,79 @@ struct ReplayArgs {
   bool links = false;
   MscclFlags msccl;  // when the input is MSCCL-IR XML
 };
+
+// Per-chip finish times and bytes: printed, and the CSV and JSON "chips".
+absl::StatusOr<Table> ChipTable(const RunOutcome& run) {
+  const ReplayResult& r = run.result;
+  Table chips({Table::Column::Integer("chip"),
+               Table::Column::Double("finish_us", 6),
+               Table::Column::Integer("bytes_sent"),
+               Table::Column::Integer("bytes_received"),
+               Table::Column::Integer("bytes_local")});
+  for (uint32_t i = 0; i < run.program.num_chips; ++i) {
+    auto s = chips.AddRow({i, r.chip_finish[i].us(), r.bytes_sent[i],
+                           r.bytes_received[i], r.bytes_local[i]});
+    if (!s.ok()) return s;
+  }
+  return chips;
+}
+
+// The header lines: what ran where, the total, and (when the trace header
+// names its collective) algbw and busbw.
+void PrintSummary(const ReplayArgs& a, const v1::Trace& trace,
+                  const HwConfig& hw, const RunOutcome& run) {
+  const ReplayResult& r = run.result;
+  std::cout << "trace " << a.trace << " on " << hw.name << ", topology "
+            << TopologySpecString(run.topology->kind(), run.topology->params())
+            << "\n"
+            << "total " << PsToUsString(r.makespan) << " us (all streams done)"
+            << ", drained " << PsToUsString(r.drained) << " us, " << r.events
+            << " events, " << r.packets << " packets\n";
+  const auto& coll = trace.header().collective();
+  if (coll.op() != v1::COLLECTIVE_OP_UNSPECIFIED && coll.bytes() > 0 &&
+      r.makespan.ps() > 0) {
+    const double us = r.makespan.us();
+    std::cout << absl::StrFormat(
+        "%s N=%d %d bytes: algbw %.2f GB/s, busbw %.2f GB/s\n",
+        CollectiveOpName(coll.op()), coll.n(), coll.bytes(),
+        static_cast<double>(coll.bytes()) / (us * 1e3),
+        static_cast<double>(coll.bytes()) / (us * 1e3) *
+            BusBwFactor(coll.op(), coll.n()));
+  }
+}
+
+// The busiest switch port by time queued, which is where contention shows
+// first; nothing without a switch.
+void PrintBusiestSwitchPort(const RunOutcome& run) {
+  const ReplayResult& r = run.result;
+  size_t worst = r.links.size();
+  for (size_t l = 0; l < r.links.size(); ++l) {
+    if (!run.topology->IsSwitch(run.topology->links()[l].src)) continue;
+    if (worst == r.links.size() || r.links[l].queued > r.links[worst].queued) {
+      worst = l;
+    }
+  }
+  if (worst < r.links.size()) {
+    std::cout << "busiest switch port: " << run.topology->LinkName(worst)
+              << ", peak " << r.links[worst].peak_depth << " packets waiting, "
+              << PsToUsString(r.links[worst].queued)
+              << " us queued in all (--links for every link)\n";
+  }
+}
+
+std::string ReplayJson(const ReplayArgs& a, const HwConfig& hw,
+                       const ReplayResult& r, const Table& chips,
+                       const Table& links, const Table& path) {
+  return JsonText({{"trace", a.trace},
+                   {"hw", hw.name},
+                   {"total_us", r.makespan.us()},
+                   {"drained_us", r.drained.us()},
+                   {"events", r.events},
+                   {"packets", r.packets},
+                   {"chips", chips.ToJsonValue()},
+                   {"links", links.ToJsonValue()},
+                   {"critical_path", path.ToJsonValue()}});
+}
 
 int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   auto hw = c.Hw();
@@ -55,35 +129,10 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
         absl::Status(run.status().code(),
                      absl::StrCat(a.trace, ": ", run.status().message())));
   const ReplayResult& r = run->result;
-  Table chips({Table::Column::Integer("chip"),
-               Table::Column::Double("finish_us", 6),
-               Table::Column::Integer("bytes_sent"),
-               Table::Column::Integer("bytes_received"),
-               Table::Column::Integer("bytes_local")});
-  for (uint32_t i = 0; i < run->program.num_chips; ++i) {
-    auto s = chips.AddRow({i, r.chip_finish[i].us(), r.bytes_sent[i],
-                           r.bytes_received[i], r.bytes_local[i]});
-    if (!s.ok()) return Fail(s);
-  }
-  std::cout << "trace " << a.trace << " on " << hw->name << ", topology "
-            << TopologySpecString(run->topology->kind(),
-                                  run->topology->params())
-            << "\n"
-            << "total " << PsToUsString(r.makespan) << " us (all streams done)"
-            << ", drained " << PsToUsString(r.drained) << " us, " << r.events
-            << " events, " << r.packets << " packets\n";
-  const auto& coll = trace->header().collective();
-  if (coll.op() != v1::COLLECTIVE_OP_UNSPECIFIED && coll.bytes() > 0 &&
-      r.makespan.ps() > 0) {
-    const double us = r.makespan.us();
-    std::cout << absl::StrFormat(
-        "%s N=%d %d bytes: algbw %.2f GB/s, busbw %.2f GB/s\n",
-        CollectiveOpName(coll.op()), coll.n(), coll.bytes(),
-        static_cast<double>(coll.bytes()) / (us * 1e3),
-        static_cast<double>(coll.bytes()) / (us * 1e3) *
-            BusBwFactor(coll.op(), coll.n()));
-  }
-  std::cout << chips.ToText();
+  auto chips = ChipTable(*run);
+  if (!chips.ok()) return Fail(chips.status());
+  PrintSummary(a, *trace, *hw, *run);
+  std::cout << chips->ToText();
   auto links = LinkTable(*run->topology, r, *hw);
   if (!links.ok()) return Fail(links.status());
   auto path = CriticalPathBreakdown(run->program, r, *hw, *run->topology);
@@ -94,35 +143,13 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   if (a.links) {
     std::cout << links->ToText();
   } else {
-    // The busiest switch port by time queued, which is where contention
-    // shows first.
-    size_t worst = r.links.size();
-    for (size_t l = 0; l < r.links.size(); ++l) {
-      if (!run->topology->IsSwitch(run->topology->links()[l].src)) continue;
-      if (worst == r.links.size() ||
-          r.links[l].queued > r.links[worst].queued) {
-        worst = l;
-      }
-    }
-    if (worst < r.links.size()) {
-      std::cout << "busiest switch port: " << run->topology->LinkName(worst)
-                << ", peak " << r.links[worst].peak_depth
-                << " packets waiting, " << PsToUsString(r.links[worst].queued)
-                << " us queued in all (--links for every link)\n";
-    }
+    PrintBusiestSwitchPort(*run);
   }
-  const std::string json = absl::StrCat(
-      "{\"trace\":\"", a.trace, "\",\"hw\":\"", hw->name,
-      "\",\"total_us\":", PsToUsString(r.makespan),
-      ",\"drained_us\":", PsToUsString(r.drained), ",\"events\":", r.events,
-      ",\"packets\":", r.packets, ",\"chips\":", chips.ToJson(),
-      ",\"links\":", links->ToJson(),
-      ",\"critical_path\":", path_table->ToJson(), "}\n");
   auto s = WriteOutputs(
       {{a.timeline,
         a.timeline.empty() ? std::string() : TimelineJson(run->program, r)},
-       {c.csv_path, chips.ToCsv()},
-       {c.json_path, json}});
+       {c.csv_path, chips->ToCsv()},
+       {c.json_path, ReplayJson(a, *hw, r, *chips, *links, *path_table)}});
   return s.ok() ? kExitOk : Fail(s);
 }
 

@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "collectives/lower.h"
 #include "collectives/math.h"
-#include "trace/decode.h"
 #include "replay/timeline.h"
+#include "trace/decode.h"
 
 namespace ccreplay {
 
@@ -183,6 +183,12 @@ absl::StatusOr<Table> LinkTable(const Topology& topo, const ReplayResult& r,
   return t;
 }
 
+// Hand-written rather than CLI11's AsSizeValue (CLI11 2.1), which was
+// considered: AsSizeValue takes a bare unit ("M" = 1 MiB, which must be an
+// error here), reports by throwing CLI::ValidationError in its own words, and
+// as an option transformer would make a bad size a usage error (exit 2),
+// while a bad size is an input error (exit 1, "bad byte size '1.5M'"), as
+// tests/run_test.cc and tests/cli_test.cc assert.
 absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text) {
   const std::string t(absl::StripAsciiWhitespace(text));
   size_t digits = 0;

@@ -1,6 +1,9 @@
 // The glue the commands share: lower a collective or read a trace, validate
-// and decode it, build the topology, replay, and tabulate. This is the only
-// place (with main.cc) that ties collectives/ and replay/ together.
+// and decode it, build the topology, replay, and tabulate. It belongs to the
+// top library, cli/ (ccreplay_cli), the one layer that links collectives/,
+// check/ and replay/ together: collectives/ and replay/ do not include each
+// other, and no library includes cli/ (tests/layering_check.cmake). Callers:
+// the cmd_*.cc commands, tests/run_test.cc and tests/lower_algo_test.cc.
 #ifndef CCREPLAY_CLI_RUN_H_
 #define CCREPLAY_CLI_RUN_H_
 
@@ -10,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/table.h"
 #include "collectives/collective.h"
 #include "collectives/workload.h"
 #include "hw/config.h"
@@ -18,7 +22,6 @@
 #include "replay/breakdown.h"
 #include "replay/engine.h"
 #include "trace/program.h"
-#include "base/table.h"
 
 namespace ccreplay {
 

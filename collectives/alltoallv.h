@@ -1,6 +1,6 @@
 // Per-peer volumes of AllToAllv (MoE dispatch/combine): how each chip's fixed
-// total send (SPEC.md §1, EpBytesPerChip) is split over its peers by top-K
-// routing. docs/algorithms.md, "AllToAllv".
+// total send (docs/spec-notes.md §1, EpBytesPerChip) is split over its peers by
+// top-K routing. docs/algorithms.md, "AllToAllv".
 #ifndef CCREPLAY_COLLECTIVES_ALLTOALLV_H_
 #define CCREPLAY_COLLECTIVES_ALLTOALLV_H_
 

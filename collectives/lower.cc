@@ -66,19 +66,14 @@ constexpr char kSupported[] =
     "alltoallv with 'pairwise'; broadcast and reduce with 'ring'; p2p with "
     "'direct'";
 
-absl::Status Validate(const CollectiveSpec& spec, const HwConfig& hw,
-                      LowerCtx* ctx) {
-  if (Find(spec.op, spec.algorithm) == nullptr) {
-    return Invalid(absl::StrCat("unsupported collective '",
-                                CollectiveOpName(spec.op), "' with algorithm '",
-                                spec.algorithm, "' (", kSupported, ")"));
-  }
+// Sizes, group and engines: what every collective needs.
+absl::Status ValidateShape(const CollectiveSpec& spec, const HwConfig& hw) {
+  const uint32_t g = spec.GroupSize();
   if (spec.bytes == 0) return Invalid("bytes must be > 0");
   if (spec.n < 2 || spec.n > kMaxChips) {
-    return Invalid(absl::StrCat("n must be in [2, ", kMaxChips,
-                                "], got ", spec.n));
+    return Invalid(
+        absl::StrCat("n must be in [2, ", kMaxChips, "], got ", spec.n));
   }
-  const uint32_t g = spec.GroupSize();
   if (g < 2 || g > spec.n || spec.n % g != 0) {
     return Invalid(absl::StrCat("group_size ", spec.group_size,
                                 " must be in [2, n] and divide n = ", spec.n));
@@ -92,11 +87,11 @@ absl::Status Validate(const CollectiveSpec& spec, const HwConfig& hw,
                                 " exceeds the hardware's ", hw.cdma_engines,
                                 " engines per chip"));
   }
-  ctx->spec = &spec;
-  ctx->g = g;
-  ctx->m = spec.bytes;
-  ctx->k = spec.cdma_engines == 0 ? hw.cdma_engines : spec.cdma_engines;
-  ctx->hw_engines = hw.cdma_engines;
+  return absl::OkStatus();
+}
+
+// The root (Broadcast, Reduce, P2P) and the peer (P2P) within a group of g.
+absl::Status ValidateRoles(const CollectiveSpec& spec, uint32_t g) {
   if (spec.op == v1::BROADCAST || spec.op == v1::REDUCE || spec.op == v1::P2P) {
     if (spec.root >= g) {
       return Invalid(
@@ -112,6 +107,12 @@ absl::Status Validate(const CollectiveSpec& spec, const HwConfig& hw,
                                   spec.root));
     }
   }
+  return absl::OkStatus();
+}
+
+// AllToAll(v): no chunking, a well-formed matrix, output buffers that fit.
+absl::Status ValidateAllToAll(const CollectiveSpec& spec, const LowerCtx& c) {
+  const uint32_t g = c.g;
   if (spec.chunk_bytes != 0 &&
       (spec.op == v1::ALLTOALL || spec.op == v1::ALLTOALLV)) {
     return Invalid(
@@ -140,7 +141,7 @@ absl::Status Validate(const CollectiveSpec& spec, const HwConfig& hw,
   if (spec.op == v1::ALLTOALL || spec.op == v1::ALLTOALLV) {
     for (uint32_t p = 0; p < g; ++p) {
       const unsigned __int128 end =
-          static_cast<unsigned __int128>(spec.bytes) + ctx->A2aReceived(p);
+          static_cast<unsigned __int128>(spec.bytes) + c.A2aReceived(p);
       if (end > kU64Max) {
         return Invalid(absl::StrCat(CollectiveOpName(spec.op), " of ",
                                     spec.bytes, " bytes over ", g,
@@ -150,6 +151,25 @@ absl::Status Validate(const CollectiveSpec& spec, const HwConfig& hw,
       if (spec.alltoallv_bytes.empty()) break;  // chip 0's ends furthest
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status Validate(const CollectiveSpec& spec, const HwConfig& hw,
+                      LowerCtx* ctx) {
+  if (Find(spec.op, spec.algorithm) == nullptr) {
+    return Invalid(absl::StrCat("unsupported collective '",
+                                CollectiveOpName(spec.op), "' with algorithm '",
+                                spec.algorithm, "' (", kSupported, ")"));
+  }
+  if (absl::Status s = ValidateShape(spec, hw); !s.ok()) return s;
+  const uint32_t g = spec.GroupSize();
+  ctx->spec = &spec;
+  ctx->g = g;
+  ctx->m = spec.bytes;
+  ctx->k = spec.cdma_engines == 0 ? hw.cdma_engines : spec.cdma_engines;
+  ctx->hw_engines = hw.cdma_engines;
+  if (absl::Status s = ValidateRoles(spec, g); !s.ok()) return s;
+  if (absl::Status s = ValidateAllToAll(spec, *ctx); !s.ok()) return s;
   if (spec.algorithm == "rh" || spec.algorithm == "rd" ||
       spec.algorithm == "hd") {
     if (absl::Status s = lowering::CheckRecursive(*ctx); !s.ok()) return s;

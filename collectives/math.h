@@ -1,7 +1,8 @@
-// The Math baseline: the alpha-beta formulas of SPEC.md §2, with every
-// parameter derived from the hardware configuration (proto/hw_config.proto),
-// plus the "legacy" variant that reproduces an older tool's two known bugs,
-// and the nccl-tests algbw/busbw helpers. See docs/math.md.
+// The Math baseline: the alpha-beta formulas of docs/spec-notes.md §2, with
+// every parameter derived from the hardware configuration
+// (proto/hw_config.proto), plus the "legacy" variant that reproduces an older
+// tool's two known bugs, and the nccl-tests algbw/busbw helpers. See
+// docs/math.md.
 //
 // Units: times are microseconds (double, for reports only; the engine never
 // uses these), sizes are bytes, bandwidths are bytes per second, and the
@@ -40,15 +41,15 @@ struct MathParams {
 // from HwConfigFromProto() is valid; MathTimeUs() rejects bad parameters.
 MathParams MathParamsFromHw(const HwConfig& hw);
 
-// Time of one collective under the corrected Math model (SPEC.md §2), in
-// microseconds. `n` is the number of chips (>= 2) and `bytes` is M:
+// Time of one collective under the corrected Math model (docs/spec-notes.md
+// §2), in microseconds. `n` is the number of chips (>= 2) and `bytes` is M:
 //   - AllGather / ReduceScatter: M is the whole collective's size;
 //       T = (N-1)/N * M/(beta*u) + (N-1) * alpha_start
 //   - AllReduce: M is the whole collective's size;
 //       T = 2(N-1)/N * M/(beta*u) + 2(N-1) * alpha_start
 //   - AllToAll and AllToAllv: M is each chip's total send volume; one step,
 //       T = M/(beta*u) + alpha_start (+ alpha_switch when `topo` is kSwitch).
-//     SPEC.md gives only the switch form; the non-switch form (no switch
+//     The reference gives only the switch form; the non-switch form (no switch
 //     pass) is a ccreplay extension.
 // Other operations return InvalidArgument, as do n < 2 and parameters that
 // are not finite, beta*u <= 0, u > 1 or negative latencies.
@@ -56,8 +57,8 @@ absl::StatusOr<double> MathTimeUs(v1::CollectiveOp op, uint32_t n,
                                   uint64_t bytes, TopologyKind topo,
                                   const MathParams& params);
 
-// The same with the older tool's two documented bugs (SPEC.md §2), kept only
-// to explain old spreadsheets:
+// The same with the older tool's two documented bugs (docs/spec-notes.md §2),
+// kept only to explain old spreadsheets:
 //   - AllReduce charges (N-1) * alpha_start instead of 2(N-1) * alpha_start;
 //   - AllGather / ReduceScatter move (N-1) * M instead of (N-1)/N * M.
 // AllToAll(v) is unchanged. Same errors as MathTimeUs().

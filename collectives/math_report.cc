@@ -9,7 +9,7 @@
 namespace ccreplay {
 
 absl::StatusOr<Table> MathSelfCheckTable(const HwConfig &hw, bool legacy) {
-  constexpr int kUsDecimals = 4;  // as SPEC.md §2 prints them
+  constexpr int kUsDecimals = 4;  // as docs/spec-notes.md §2 prints them
   std::vector<Table::Column> columns = {Table::Column::String("module"),
                                         Table::Column::String("operator"),
                                         Table::Column::Integer("M (bytes)")};

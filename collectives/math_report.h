@@ -1,11 +1,12 @@
-// The Math self-check table of SPEC.md §2: the TPS186 workload timed by the
-// Math model derived from a hardware configuration. `ccreplay math` prints it.
+// The Math self-check table of docs/spec-notes.md §2: the TPS186 workload timed
+// by the Math model derived from a hardware configuration. `ccreplay math`
+// prints it.
 #ifndef CCREPLAY_COLLECTIVES_MATH_REPORT_H_
 #define CCREPLAY_COLLECTIVES_MATH_REPORT_H_
 
 #include "absl/status/statusor.h"
-#include "hw/config.h"
 #include "base/table.h"
+#include "hw/config.h"
 
 namespace ccreplay {
 

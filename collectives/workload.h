@@ -1,5 +1,6 @@
-// The TPS186 reference workload (SPEC.md §1): the collectives one forward
-// pass of the model issues, per module, with their sizes and repeat counts.
+// The TPS186 reference workload (docs/spec-notes.md §1): the collectives one
+// forward pass of the model issues, per module, with their sizes and repeat
+// counts.
 #ifndef CCREPLAY_COLLECTIVES_WORKLOAD_H_
 #define CCREPLAY_COLLECTIVES_WORKLOAD_H_
 
@@ -50,7 +51,7 @@ absl::StatusOr<uint64_t> EpBytesPerChip(const EpParams& params,
 inline constexpr uint32_t kDispatchDtypeBytes = 1;  // int8 activations
 inline constexpr uint32_t kCombineDtypeBytes = 2;   // bf16 outputs
 
-// The 8 rows of SPEC.md §1 in order; the MoE sizes come from
+// The 8 rows of docs/spec-notes.md §1 in order; the MoE sizes come from
 // EpBytesPerChip(EpParams{}).
 std::vector<WorkloadRow> Tps186Workload();
 

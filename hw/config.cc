@@ -4,8 +4,11 @@
 #include <cstdlib>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "google/protobuf/text_format.h"
 
 namespace ccreplay {
@@ -76,13 +79,14 @@ uint32_t FloorSqrt(uint32_t n) {
 // Parses a non-empty run of decimal digits no larger than kMaxChips.
 absl::StatusOr<uint32_t> ParseCount(absl::string_view key,
                                     absl::string_view v) {
+  // Digits only: SimpleAtoi alone would also take a sign and whitespace.
+  uint64_t x = 0;
   if (v.empty() || v.size() > 10 ||
-      v.find_first_not_of("0123456789") != absl::string_view::npos) {
+      v.find_first_not_of("0123456789") != absl::string_view::npos ||
+      !absl::SimpleAtoi(v, &x)) {
     return absl::InvalidArgumentError(
         absl::StrCat("'", key, "' needs a decimal count, got '", v, "'"));
   }
-  uint64_t x = 0;
-  for (char c : v) x = x * 10 + static_cast<uint64_t>(c - '0');
   if (x > kMaxChips) {
     return absl::InvalidArgumentError(
         absl::StrCat("'", key, "' = ", v, " is more than ", kMaxChips));
@@ -178,78 +182,98 @@ absl::StatusOr<TopologyParams> ResolveTopologyParams(
   return r;
 }
 
+namespace {
+
+// Marks `key` as given; an error if it was given before in the same spec.
+absl::Status GiveOnce(absl::string_view key, std::vector<std::string>* seen) {
+  if (std::find(seen->begin(), seen->end(), key) != seen->end()) {
+    return absl::InvalidArgumentError(absl::StrCat("'", key, "' given twice"));
+  }
+  seen->emplace_back(key);
+  return absl::OkStatus();
+}
+
+// torus2d's "XxY" shorthand for x=X,y=Y.
+absl::Status ApplyTorusShorthand(absl::string_view item, TopologyParams* p,
+                                 std::vector<std::string>* seen) {
+  const std::pair<absl::string_view, absl::string_view> xy =
+      absl::StrSplit(item, absl::MaxSplits('x', 1));
+  auto nx = ParseCount("x", xy.first);
+  if (!nx.ok()) return nx.status();
+  auto ny = ParseCount("y", xy.second);
+  if (!ny.ok()) return ny.status();
+  for (const char* key : {"x", "y"}) {
+    if (absl::Status s = GiveOnce(key, seen); !s.ok()) return s;
+  }
+  p->torus_x = *nx;
+  p->torus_y = *ny;
+  return absl::OkStatus();
+}
+
+// The field that `key` sets in a topology of kind `k`, or nullptr.
+uint32_t* ParamField(TopologyKind k, absl::string_view key, TopologyParams* p) {
+  if (key == "cpb" && IsBoardKind(k)) return &p->chips_per_board;
+  if (key == "x" && k == TopologyKind::kTorus2D) return &p->torus_x;
+  if (key == "y" && k == TopologyKind::kTorus2D) return &p->torus_y;
+  if (key == "spines" && k == TopologyKind::kBoardFatTree) {
+    return &p->fat_tree_spines;
+  }
+  if (key == "group" && k == TopologyKind::kBoardDragonfly) {
+    return &p->dragonfly_group_boards;
+  }
+  return nullptr;
+}
+
+// One "key=value" (or torus2d "XxY") item of a topology spec's parameters.
+absl::Status ApplyTopologyParam(TopologyKind k, absl::string_view name,
+                                absl::string_view item, TopologyParams* p,
+                                std::vector<std::string>* seen) {
+  if (item.find('=') == absl::string_view::npos) {
+    if (k == TopologyKind::kTorus2D && absl::StrContains(item, 'x')) {
+      return ApplyTorusShorthand(item, p, seen);
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected key=value, got '", item, "'"));
+  }
+  const std::pair<absl::string_view, absl::string_view> kv =
+      absl::StrSplit(item, absl::MaxSplits('=', 1));
+  uint32_t* field = ParamField(k, kv.first, p);
+  if (field == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", kv.first, "' is not a parameter of ", name,
+        " (cpb: board-*; x, y or XxY: torus2d; spines: board-fattree; group: "
+        "board-dragonfly)"));
+  }
+  if (absl::Status s = GiveOnce(kv.first, seen); !s.ok()) return s;
+  auto v = ParseCount(kv.first, kv.second);
+  if (!v.ok()) return v.status();
+  if (kv.first == "cpb" && *v == 0) {
+    return absl::InvalidArgumentError("'cpb' must be >= 1");
+  }
+  *field = *v;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::pair<TopologyKind, TopologyParams>> ParseTopologySpec(
     absl::string_view text, TopologyParams defaults) {
-  const size_t colon = text.find(':');
-  const absl::string_view name = text.substr(0, colon);
+  const std::pair<absl::string_view, absl::string_view> name_params =
+      absl::StrSplit(text, absl::MaxSplits(':', 1));
+  const absl::string_view name = name_params.first;
   auto kind = ParseTopologyName(name);
   if (!kind.ok()) return kind.status();
   std::pair<TopologyKind, TopologyParams> out(*kind, defaults);
-  if (colon == absl::string_view::npos) return out;
-  TopologyParams& p = out.second;
-  const TopologyKind k = *kind;
+  if (!absl::StrContains(text, ':')) return out;
   auto bad = [&](absl::string_view what) {
     return absl::InvalidArgumentError(
         absl::StrCat("topology '", text, "': ", what));
   };
+  if (name_params.second.empty()) return bad("no parameters after ':'");
   std::vector<std::string> seen;
-  absl::string_view rest = text.substr(colon + 1);
-  if (rest.empty()) return bad("no parameters after ':'");
-  while (true) {
-    const size_t comma = rest.find(',');
-    const absl::string_view item = rest.substr(0, comma);
-    absl::string_view key, value;
-    const size_t eq = item.find('=');
-    if (eq != absl::string_view::npos) {
-      key = item.substr(0, eq);
-      value = item.substr(eq + 1);
-    } else if (k == TopologyKind::kTorus2D &&
-               item.find('x') != absl::string_view::npos) {
-      // X "x" Y shorthand.
-      const size_t x = item.find('x');
-      auto nx = ParseCount("x", item.substr(0, x));
-      if (!nx.ok()) return bad(nx.status().message());
-      auto ny = ParseCount("y", item.substr(x + 1));
-      if (!ny.ok()) return bad(ny.status().message());
-      for (const char* kk : {"x", "y"}) {
-        for (const std::string& s : seen) {
-          if (s == kk) return bad(absl::StrCat("'", kk, "' given twice"));
-        }
-        seen.emplace_back(kk);
-      }
-      p.torus_x = *nx;
-      p.torus_y = *ny;
-      if (comma == absl::string_view::npos) break;
-      rest = rest.substr(comma + 1);
-      continue;
-    } else {
-      return bad(absl::StrCat("expected key=value, got '", item, "'"));
-    }
-    uint32_t* field = nullptr;
-    if (key == "cpb" && IsBoardKind(k)) {
-      field = &p.chips_per_board;
-    } else if ((key == "x" || key == "y") && k == TopologyKind::kTorus2D) {
-      field = key == "x" ? &p.torus_x : &p.torus_y;
-    } else if (key == "spines" && k == TopologyKind::kBoardFatTree) {
-      field = &p.fat_tree_spines;
-    } else if (key == "group" && k == TopologyKind::kBoardDragonfly) {
-      field = &p.dragonfly_group_boards;
-    } else {
-      return bad(absl::StrCat("'", key, "' is not a parameter of ", name,
-                              " (cpb: board-*; x, y or XxY: torus2d; "
-                              "spines: board-fattree; group: "
-                              "board-dragonfly)"));
-    }
-    for (const std::string& s : seen) {
-      if (s == key) return bad(absl::StrCat("'", key, "' given twice"));
-    }
-    seen.emplace_back(key);
-    auto v = ParseCount(key, value);
-    if (!v.ok()) return bad(v.status().message());
-    if (key == "cpb" && *v == 0) return bad("'cpb' must be >= 1");
-    *field = *v;
-    if (comma == absl::string_view::npos) break;
-    rest = rest.substr(comma + 1);
+  for (absl::string_view item : absl::StrSplit(name_params.second, ',')) {
+    absl::Status s = ApplyTopologyParam(*kind, name, item, &out.second, &seen);
+    if (!s.ok()) return bad(s.message());
   }
   return out;
 }
@@ -305,13 +329,8 @@ absl::Status CheckTime(absl::string_view field, uint64_t ps) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<HwConfig> HwConfigFromProto(const v1::HardwareConfig& p) {
-  HwConfig c;
-  c.name = p.name();
-  if (!p.has_cdma()) return Bad("cdma", "missing");
-  if (!p.has_link()) return Bad("link", "missing");
+// The cdma block's fields, each in its range.
+absl::Status CheckCdma(const v1::HardwareConfig& p) {
   if (p.cdma().engines_per_chip() == 0 ||
       p.cdma().engines_per_chip() > kMaxEngines) {
     return Bad("cdma.engines_per_chip",
@@ -326,6 +345,11 @@ absl::StatusOr<HwConfig> HwConfigFromProto(const v1::HardwareConfig& p) {
       !s.ok()) {
     return s;
   }
+  return absl::OkStatus();
+}
+
+// The link block's fields, each in its range and consistent with the others.
+absl::Status CheckLink(const v1::HardwareConfig& p) {
   if (p.link().bandwidth_bytes_per_s() == 0) {
     return Bad("link.bandwidth_bytes_per_s", "must be > 0");
   }
@@ -385,6 +409,11 @@ absl::StatusOr<HwConfig> HwConfigFromProto(const v1::HardwareConfig& p) {
                               lgs));
     }
   }
+  return absl::OkStatus();
+}
+
+// The switch and message blocks (both optional: zeros are valid).
+absl::Status CheckSwitchAndMessage(const v1::HardwareConfig& p) {
   if (p.switch_config().arbitration() != v1::ARBITRATION_ROUND_ROBIN &&
       p.switch_config().arbitration() != v1::ARBITRATION_FIFO) {
     return Bad("switch_config.arbitration", "unknown value");
@@ -414,6 +443,13 @@ absl::StatusOr<HwConfig> HwConfigFromProto(const v1::HardwareConfig& p) {
       !s.ok()) {
     return s;
   }
+  return absl::OkStatus();
+}
+
+// Sets c->topology and c->topology_params from the topology block, checking
+// its kind, counts and (when num_chips is given) that they fit together.
+absl::Status TopologyFromProto(const v1::HardwareConfig& p, HwConfig* out) {
+  HwConfig& c = *out;
   {
     const KindInfo* kind = nullptr;
     for (const KindInfo& i : kKinds) {
@@ -463,6 +499,12 @@ absl::StatusOr<HwConfig> HwConfigFromProto(const v1::HardwareConfig& p) {
       }
     }
   }
+  return absl::OkStatus();
+}
+
+// Copies the checked fields, applying the documented defaults for zeros.
+void CopyParams(const v1::HardwareConfig& p, HwConfig* out) {
+  HwConfig& c = *out;
   c.cdma_engines = p.cdma().engines_per_chip();
   c.cdma_bytes_per_s = p.cdma().bandwidth_bytes_per_s();
   c.cdma_startup = TimePs(static_cast<int64_t>(p.cdma().startup_latency_ps()));
@@ -497,6 +539,20 @@ absl::StatusOr<HwConfig> HwConfigFromProto(const v1::HardwareConfig& p) {
   c.msg_remote_latency =
       TimePs(static_cast<int64_t>(p.message().remote_latency_ps()));
   c.num_chips = p.topology().num_chips();
+}
+
+}  // namespace
+
+absl::StatusOr<HwConfig> HwConfigFromProto(const v1::HardwareConfig& p) {
+  HwConfig c;
+  c.name = p.name();
+  if (!p.has_cdma()) return Bad("cdma", "missing");
+  if (!p.has_link()) return Bad("link", "missing");
+  if (auto s = CheckCdma(p); !s.ok()) return s;
+  if (auto s = CheckLink(p); !s.ok()) return s;
+  if (auto s = CheckSwitchAndMessage(p); !s.ok()) return s;
+  if (auto s = TopologyFromProto(p, &c); !s.ok()) return s;
+  CopyParams(p, &c);
   return c;
 }
 

@@ -55,7 +55,7 @@ absl::StatusOr<TopologyKind> ParseTopologyName(absl::string_view name);
 // ignored by the others. Counts are numbers of chips, boards or switches.
 struct TopologyParams {
   // Chips per board (board topologies). >= 1; the system's chip count must be
-  // a multiple of it. SPEC.md §1: CHIPS_PER_BOARD = 8.
+  // a multiple of it. docs/spec-notes.md §1: CHIPS_PER_BOARD = 8.
   uint32_t chips_per_board = 8;
   // Torus dimensions (kTorus2D). 0 and 0 = the near-square factorisation of
   // N (torus_x = the largest divisor of N that is <= sqrt(N), torus_y =

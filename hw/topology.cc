@@ -204,6 +204,13 @@ void Topology::AddLink(uint32_t a, uint32_t b) {
 }
 
 absl::Status Topology::ComputeRoutes() {
+  if (absl::Status s = ComputeHops(); !s.ok()) return s;
+  return ComputeCandidates();
+}
+
+// hops_: the hop count from every node to every chip, by BFS backwards from
+// each chip; an error if some chip cannot reach another.
+absl::Status Topology::ComputeHops() {
   const size_t entries = static_cast<size_t>(num_nodes_) * num_chips_;
   hops_.assign(entries, kUnreached);
   // Incoming links per node, for the backwards search from each destination.
@@ -238,6 +245,13 @@ absl::Status Topology::ComputeRoutes() {
       hops_[Index(u, dst)] = dist[u];
     }
   }
+  return absl::OkStatus();
+}
+
+// next_, alt_begin_, alt_: from hops_, each node's links that lead one hop
+// closer to each chip.
+absl::Status Topology::ComputeCandidates() {
+  const size_t entries = static_cast<size_t>(num_nodes_) * num_chips_;
   // Candidates, node-major so that one node's lists are contiguous. Per node
   // two passes over its out links (count, then fill), each streaming two rows
   // of hops_; a link enters a list when its far end is one hop closer.

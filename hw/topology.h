@@ -94,7 +94,10 @@ class Topology {
   // source chip, destination chip and qp_id (no seed, no state).
   static uint32_t FlowHash(uint32_t src_chip, uint32_t dst_chip, uint32_t qp);
   // The per-hop mix of NextLink: splitmix64's finaliser of
-  // (flow_hash << 32 | node), upper 32 bits.
+  // (flow_hash << 32 | node), upper 32 bits. Hand-written on purpose, not a
+  // library hash (std::hash, absl::Hash): routes, and so every replay result
+  // and golden output, must be the same on every build, platform and run,
+  // and absl::Hash is seeded per process while std::hash is unspecified.
   static uint32_t Mix(uint32_t flow_hash, uint32_t node) {
     uint64_t z =
         (static_cast<uint64_t>(flow_hash) << 32 | node) + 0x9e3779b97f4a7c15ull;
@@ -121,6 +124,8 @@ class Topology {
   void CableTorus();
   // Shortest paths by hop count, one backwards BFS per destination chip.
   absl::Status ComputeRoutes();
+  absl::Status ComputeHops();
+  absl::Status ComputeCandidates();
 
   TopologyKind kind_ = TopologyKind::kRing;
   TopologyParams params_;

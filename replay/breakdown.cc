@@ -1,6 +1,7 @@
 #include "replay/breakdown.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "hw/network.h"
@@ -50,6 +51,13 @@ class Walker {
   absl::StatusOr<Breakdown> Run();
 
  private:
+  std::optional<uint32_t> LastInstruction() const;
+  // One step of the walk back from (g_, mode_); true when it reached time 0.
+  bool Step();
+  void Counted(const InstrTiming& t, const Instr& in);
+  void EngineStart(const InstrTiming& t, const Instr& in);
+  void Landed(const InstrTiming& t, const Instr& in);
+
   enum class Mode {
     kEnd,
     kIssue,
@@ -108,136 +116,156 @@ class Walker {
   const Topology& topo_;
   std::vector<std::vector<uint32_t>> base_;
   Breakdown b_;
+  // Where the walk is: an instruction (global index) and which of its
+  // times it stands at.
+  uint32_t g_ = 0;
+  Mode mode_ = Mode::kEnd;
 };
 
-absl::StatusOr<Breakdown> Walker::Run() {
-  b_.total = r_.makespan;
-  if (r_.instrs.empty() || r_.makespan.ps() == 0) return b_;
-  // Start at the last instruction of the stream that finished last (the
-  // first such stream in chip order).
-  uint32_t g = 0;
-  bool found = false;
-  for (uint32_t c = 0; c < p_.num_chips && !found; ++c) {
-    for (uint32_t s = 0; s < p_.chips[c].streams.size() && !found; ++s) {
+// The last instruction of the stream that finished last (the first such
+// stream in chip order), where the walk back starts.
+std::optional<uint32_t> Walker::LastInstruction() const {
+  for (uint32_t c = 0; c < p_.num_chips; ++c) {
+    for (uint32_t s = 0; s < p_.chips[c].streams.size(); ++s) {
       const uint32_t size =
           static_cast<uint32_t>(p_.chips[c].streams[s].instrs.size());
       if (size == 0) continue;
       const uint32_t last = base_[c][s] + size - 1;
       const InstrTiming& t = r_.instrs[last];
       const TimePs end = t.end.ps() >= 0 ? t.end : t.issue;
-      if (end == r_.makespan) {
-        g = last;
-        found = true;
-      }
+      if (end == r_.makespan) return last;
     }
   }
-  if (!found) {
+  return std::nullopt;
+}
+
+absl::StatusOr<Breakdown> Walker::Run() {
+  b_.total = r_.makespan;
+  if (r_.instrs.empty() || r_.makespan.ps() == 0) return b_;
+  const std::optional<uint32_t> last = LastInstruction();
+  if (!last.has_value()) {
     return absl::InternalError("critical path: no stream ends at the makespan");
   }
-  Mode mode = Mode::kEnd;
+  g_ = *last;
+  mode_ = Mode::kEnd;
   const uint64_t limit = 8 * r_.instrs.size() + 16;
   for (uint64_t step = 0; step < limit; ++step) {
     b_.steps++;
-    const InstrTiming& t = r_.instrs[g];
-    const Instr& in = In(g);
-    switch (mode) {
-      case Mode::kEnd:
-        if ((in.kind == OpKind::kMsgWait || in.kind == OpKind::kFence) &&
-            t.cause != kNoCause) {
-          g = t.cause;
-          mode = in.kind == OpKind::kMsgWait ? Mode::kCounted : Mode::kComplete;
-        } else {
-          mode = Mode::kIssue;
-        }
-        break;
-      case Mode::kIssue:
-        if (t.instr == 0) {
-          // The stream's first instruction: streams start at time 0.
-          Add(PathCause::kOther, t.issue);
-          return b_;
-        }
-        g = g - 1;
-        mode = Mode::kEnd;
-        break;
-      case Mode::kCounted:  // at t.landed of a message
-        if (in.kind == OpKind::kMsgSend) {
-          Add(PathCause::kLatency, t.landed - t.start);
-          mode = Mode::kEngineStart;
-        } else if (t.held_by != kNoCause) {
-          // Counted (after the handshake) when earlier data on its qp
-          // landed.
-          const TimePs data = r_.instrs[t.held_by].landed;
-          const TimePs handshake =
-              std::min(hw_.msg_remote_latency, t.landed - data);
-          Add(PathCause::kLatency, handshake);
-          Add(PathCause::kQueueing, t.landed - data - handshake);
-          g = t.held_by;
-          mode = Mode::kLanded;
-        } else {
-          Add(PathCause::kLatency, t.landed - t.arrived);  // the handshake
-          Network(t.chip, in.peer, in.qp_id, MessageWire(),
-                  t.arrived - t.start);
-          mode = Mode::kEngineStart;
-        }
-        break;
-      case Mode::kEngineStart:  // at t.start of an instruction on a CDMA
-        if (t.cause != kNoCause) {
-          const InstrTiming& c = r_.instrs[t.cause];
-          if (c.kind == OpKind::kReceive && in.kind == OpKind::kSend &&
-              c.arrived == t.start) {
-            // The Send waited for its Receive's clear-to-send.
-            const Instr& cin = In(t.cause);
-            Network(c.chip, cin.peer, cin.qp_id, MessageWire(),
-                    c.arrived - c.start);
-            g = t.cause;
-            mode = Mode::kEngineStart;
-          } else {
-            g = t.cause;
-            mode = MovesData(c.kind) && c.end > c.start ? Mode::kDataEnd
-                                                        : Mode::kEngineStart;
-          }
-        } else {
-          if (MovesData(in.kind)) Add(PathCause::kStartup, t.start - t.issue);
-          mode = Mode::kIssue;
-        }
-        break;
-      case Mode::kDataEnd: {  // at t.end of a data phase
-        const TimePs phase = t.end - t.start;
-        const TimePs read =
-            std::min(phase, SerializationTime(in.bytes, hw_.cdma_bytes_per_s));
-        Add(PathCause::kEngineRead, read);
-        Add(PathCause::kBackpressure, phase - read);
-        mode = Mode::kEngineStart;
-        break;
-      }
-      case Mode::kLanded:  // at t.landed of a data-moving instruction
-        if (in.kind == OpKind::kReceive) {
-          // Landed when its Send's data did; the walk does not follow the
-          // Send (no record links them), so the wait is unattributed.
-          Add(PathCause::kOther, t.landed - t.issue);
-          mode = Mode::kIssue;
-        } else if (in.peer == t.chip) {
-          mode = Mode::kDataEnd;  // a local copy lands when written
-        } else {
-          Network(t.chip, in.peer, in.qp_id, LastPacketWire(in),
-                  t.landed - t.end);
-          mode = Mode::kDataEnd;
-        }
-        break;
-      case Mode::kComplete:  // at t.complete of a data-moving instruction
-        if (in.kind == OpKind::kTransfer && in.peer != t.chip) {
-          Network(in.peer, t.chip, in.qp_id, MessageWire(),
-                  t.complete - t.landed);
-        } else if (in.kind == OpKind::kSend) {
-          Network(in.peer, t.chip, in.qp_id, MessageWire(),
-                  t.complete - t.landed);
-        }
-        mode = Mode::kLanded;
-        break;
-    }
+    if (Step()) return b_;
   }
   return absl::InternalError(absl::StrCat(
       "critical path: walk did not reach time 0 after ", limit, " steps"));
+}
+
+bool Walker::Step() {
+  const InstrTiming& t = r_.instrs[g_];
+  const Instr& in = In(g_);
+  switch (mode_) {
+    case Mode::kEnd:
+      if ((in.kind == OpKind::kMsgWait || in.kind == OpKind::kFence) &&
+          t.cause != kNoCause) {
+        g_ = t.cause;
+        mode_ = in.kind == OpKind::kMsgWait ? Mode::kCounted : Mode::kComplete;
+      } else {
+        mode_ = Mode::kIssue;
+      }
+      return false;
+    case Mode::kIssue:
+      if (t.instr == 0) {
+        // The stream's first instruction: streams start at time 0.
+        Add(PathCause::kOther, t.issue);
+        return true;
+      }
+      g_ = g_ - 1;
+      mode_ = Mode::kEnd;
+      return false;
+    case Mode::kCounted:
+      Counted(t, in);
+      return false;
+    case Mode::kEngineStart:
+      EngineStart(t, in);
+      return false;
+    case Mode::kDataEnd: {  // at t.end of a data phase
+      const TimePs phase = t.end - t.start;
+      const TimePs read =
+          std::min(phase, SerializationTime(in.bytes, hw_.cdma_bytes_per_s));
+      Add(PathCause::kEngineRead, read);
+      Add(PathCause::kBackpressure, phase - read);
+      mode_ = Mode::kEngineStart;
+      return false;
+    }
+    case Mode::kLanded:
+      Landed(t, in);
+      return false;
+    case Mode::kComplete:  // at t.complete of a data-moving instruction
+      if (in.kind == OpKind::kTransfer && in.peer != t.chip) {
+        Network(in.peer, t.chip, in.qp_id, MessageWire(),
+                t.complete - t.landed);
+      } else if (in.kind == OpKind::kSend) {
+        Network(in.peer, t.chip, in.qp_id, MessageWire(),
+                t.complete - t.landed);
+      }
+      mode_ = Mode::kLanded;
+      return false;
+  }
+  return false;
+}
+
+// At t.landed of a message: what made it count then.
+void Walker::Counted(const InstrTiming& t, const Instr& in) {
+  if (in.kind == OpKind::kMsgSend) {
+    Add(PathCause::kLatency, t.landed - t.start);
+    mode_ = Mode::kEngineStart;
+  } else if (t.held_by != kNoCause) {
+    // Counted (after the handshake) when earlier data on its qp landed.
+    const TimePs data = r_.instrs[t.held_by].landed;
+    const TimePs handshake = std::min(hw_.msg_remote_latency, t.landed - data);
+    Add(PathCause::kLatency, handshake);
+    Add(PathCause::kQueueing, t.landed - data - handshake);
+    g_ = t.held_by;
+    mode_ = Mode::kLanded;
+  } else {
+    Add(PathCause::kLatency, t.landed - t.arrived);  // the handshake
+    Network(t.chip, in.peer, in.qp_id, MessageWire(), t.arrived - t.start);
+    mode_ = Mode::kEngineStart;
+  }
+}
+
+// At t.start of an instruction on a CDMA: what held its engine start.
+void Walker::EngineStart(const InstrTiming& t, const Instr& in) {
+  if (t.cause == kNoCause) {
+    if (MovesData(in.kind)) Add(PathCause::kStartup, t.start - t.issue);
+    mode_ = Mode::kIssue;
+    return;
+  }
+  const InstrTiming& c = r_.instrs[t.cause];
+  if (c.kind == OpKind::kReceive && in.kind == OpKind::kSend &&
+      c.arrived == t.start) {
+    // The Send waited for its Receive's clear-to-send.
+    const Instr& cin = In(t.cause);
+    Network(c.chip, cin.peer, cin.qp_id, MessageWire(), c.arrived - c.start);
+    g_ = t.cause;
+    mode_ = Mode::kEngineStart;
+  } else {
+    g_ = t.cause;
+    mode_ = MovesData(c.kind) && c.end > c.start ? Mode::kDataEnd
+                                                 : Mode::kEngineStart;
+  }
+}
+
+// At t.landed of a data-moving instruction.
+void Walker::Landed(const InstrTiming& t, const Instr& in) {
+  if (in.kind == OpKind::kReceive) {
+    // Landed when its Send's data did; the walk does not follow the Send (no
+    // record links them), so the wait is unattributed.
+    Add(PathCause::kOther, t.landed - t.issue);
+    mode_ = Mode::kIssue;
+  } else if (in.peer == t.chip) {
+    mode_ = Mode::kDataEnd;  // a local copy lands when written
+  } else {
+    Network(t.chip, in.peer, in.qp_id, LastPacketWire(in), t.landed - t.end);
+    mode_ = Mode::kDataEnd;
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "base/json.h"
 
 namespace ccreplay {
 namespace {
@@ -12,23 +13,29 @@ namespace {
 constexpr uint32_t kStreamTidBase = 1;
 constexpr uint32_t kCdmaTidBase = 1000;
 
-void Meta(std::string* out, const char* what, uint32_t pid, uint32_t tid,
+Json Meta(const char* what, uint32_t pid, uint32_t tid,
           const std::string& name) {
-  absl::StrAppend(out, "{\"ph\":\"M\",\"name\":\"", what, "\",\"pid\":", pid,
-                  ",\"tid\":", tid, ",\"args\":{\"name\":\"", name, "\"}},\n");
+  return {{"ph", "M"},
+          {"name", what},
+          {"pid", pid},
+          {"tid", tid},
+          {"args", {{"name", name}}}};
 }
 
-void Slice(std::string* out, const std::string& name, uint32_t pid,
-           uint32_t tid, TimePs begin, TimePs end, const std::string& args) {
-  absl::StrAppend(out, "{\"ph\":\"X\",\"name\":\"", name, "\",\"pid\":", pid,
-                  ",\"tid\":", tid, ",\"ts\":", PsToUsString(begin),
-                  ",\"dur\":", PsToUsString(end - begin), ",\"args\":{", args,
-                  "}},\n");
+Json Slice(const std::string& name, uint32_t pid, uint32_t tid, TimePs begin,
+           TimePs end, Json args) {
+  return {{"ph", "X"},
+          {"name", name},
+          {"pid", pid},
+          {"tid", tid},
+          {"ts", begin.us()},
+          {"dur", (end - begin).us()},
+          {"args", std::move(args)}};
 }
 
-std::string TimeArg(const char* key, TimePs t) {
-  if (t.ps() < 0) return "";
-  return absl::StrCat(",\"", key, "_us\":", PsToUsString(t));
+// Times the engine never set are negative and left out.
+void AddTime(Json* args, const char* key, TimePs t) {
+  if (t.ps() >= 0) (*args)[absl::StrCat(key, "_us")] = t.us();
 }
 
 }  // namespace
@@ -44,32 +51,33 @@ std::string PsToUsString(TimePs t) {
 }
 
 std::string TimelineJson(const Program& program, const ReplayResult& result) {
-  std::string out = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
-  // Which engines each chip used, to name only those tracks.
+  // Streamed: a large replay's events would take several times their text
+  // as a tree.
+  JsonArrayWriter events({{"displayTimeUnit", "ns"}}, "traceEvents");
   for (uint32_t c = 0; c < program.num_chips; ++c) {
     const uint32_t pid = c + 1;
-    Meta(&out, "process_name", pid, 0, absl::StrCat("chip ", c));
+    events.Add(Meta("process_name", pid, 0, absl::StrCat("chip ", c)));
     const auto& streams = program.chips[c].streams;
     for (uint32_t s = 0; s < streams.size(); ++s) {
-      Meta(&out, "thread_name", pid, kStreamTidBase + s,
-           absl::StrCat("stream ", streams[s].id));
+      events.Add(Meta("thread_name", pid, kStreamTidBase + s,
+                      absl::StrCat("stream ", streams[s].id)));
     }
   }
+  // Which engines each chip used, to name only those tracks.
   std::vector<std::vector<bool>> engine_named(program.num_chips);
   for (const InstrTiming& t : result.instrs) {
     const StreamProgram& sp = program.chips[t.chip].streams[t.stream];
     const Instr& in = sp.instrs[t.instr];
     const uint32_t pid = t.chip + 1;
-    const std::string place = absl::StrCat(
-        "\"instr\":\"", InstrPlace(program, t.chip, t.stream, t.instr), "\"");
+    Json args = {{"instr", InstrPlace(program, t.chip, t.stream, t.instr)}};
     if (in.kind == OpKind::kMsgWait || in.kind == OpKind::kFence) {
       if (t.end > t.issue) {
         const std::string name =
             in.kind == OpKind::kFence
                 ? std::string("Fence")
                 : absl::StrCat("MsgWait qp ", in.dst_qp, " x", in.count);
-        Slice(&out, name, pid, kStreamTidBase + t.stream, t.issue, t.end,
-              place);
+        events.Add(Slice(name, pid, kStreamTidBase + t.stream, t.issue, t.end,
+                         std::move(args)));
       }
       continue;
     }
@@ -79,24 +87,25 @@ std::string TimelineJson(const Program& program, const ReplayResult& result) {
     if (named.size() <= cdma) named.resize(cdma + 1, false);
     if (!named[cdma]) {
       named[cdma] = true;
-      Meta(&out, "thread_name", pid, kCdmaTidBase + cdma,
-           absl::StrCat("cdma ", cdma));
+      events.Add(Meta("thread_name", pid, kCdmaTidBase + cdma,
+                      absl::StrCat("cdma ", cdma)));
     }
     const std::string name =
         in.peer == t.chip
             ? absl::StrCat(OpKindName(in.kind), " ", in.bytes, " B local")
             : absl::StrCat(OpKindName(in.kind), " ", in.bytes, " B -> chip ",
                            in.peer);
-    Slice(&out, name, pid, kCdmaTidBase + cdma, t.start, t.end,
-          absl::StrCat(place, ",\"qp_id\":", in.qp_id,
-                       TimeArg("issue", t.issue), TimeArg("landed", t.landed),
-                       TimeArg("complete", t.complete)));
+    args["qp_id"] = in.qp_id;
+    AddTime(&args, "issue", t.issue);
+    AddTime(&args, "landed", t.landed);
+    AddTime(&args, "complete", t.complete);
+    events.Add(
+        Slice(name, pid, kCdmaTidBase + cdma, t.start, t.end, std::move(args)));
   }
-  // A closing metadata record keeps every event above comma-terminated.
-  absl::StrAppend(&out,
-                  "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,"
-                  "\"tid\":0,\"args\":{\"name\":\"ccreplay\"}}\n]}\n");
-  return out;
+  // The closing process name that the hand-written writer needed to keep
+  // its commas right is kept: it names the timeline in the Perfetto UI.
+  events.Add(Meta("process_name", 0, 0, "ccreplay"));
+  return std::move(events).Finish();
 }
 
 }  // namespace ccreplay

@@ -3,8 +3,9 @@
 // waited: MsgWait, Fence) and one per CDMA engine (each instruction's data
 // phase). Slices on one track never overlap: a stream waits for one thing at
 // a time and an engine moves one instruction's data at a time.
-// Timestamps are microseconds printed from integer picoseconds with six
-// decimals, so the text is exact and deterministic.
+// Timestamps are microseconds (picoseconds / 1e6 as a double, printed as
+// the shortest text that reads back as that double: exact for the six
+// decimals a picosecond count has, and deterministic). One event a line.
 #ifndef CCREPLAY_REPLAY_TIMELINE_H_
 #define CCREPLAY_REPLAY_TIMELINE_H_
 

@@ -9,6 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 
 namespace {
 
@@ -58,7 +59,7 @@ class CliTest : public ::testing::Test {
 TEST_F(CliTest, MathReproducesTheSelfCheckTable) {
   const CmdResult r = Ccreplay("math --legacy");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  // SPEC.md §2: corrected and legacy columns, 4 decimals.
+  // docs/spec-notes.md §2: corrected and legacy columns, 4 decimals.
   EXPECT_THAT(r.out, HasSubstr("Dense_MLP  allreduce          458752       "
                                "1.9643          2.6543"));
   EXPECT_THAT(r.out, HasSubstr("2.3284"));
@@ -237,6 +238,56 @@ TEST_F(CliTest, CheckSemanticsProvesALoweredTraceAndCatchesABrokenOne) {
   r = Ccreplay("check --semantics " + trace);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.out, HasSubstr("allreduce chip 0 output [334, 376)"));
+}
+
+}  // namespace
+
+namespace {
+
+// Names that JSON must escape: a quote, a backslash and a tab, in a file name
+// and in a hardware config's name. Every JSON output must parse and give the
+// names back unchanged (regression: the replay and baseline JSON inserted
+// them unescaped).
+TEST_F(CliTest, JsonOutputsEscapeFileAndHardwareNames) {
+  const std::string hw_name = "TPS \"186\" \\ 2\tboards";
+  std::string hw_text =
+      Slurp(std::string(CCREPLAY_SOURCE_DIR) + "/traces/tps186.hw.txtpb");
+  const std::string from = "name: \"TPS186\"";
+  ASSERT_NE(hw_text.find(from), std::string::npos);
+  hw_text.replace(hw_text.find(from), from.size(),
+                  "name: \"TPS \\\"186\\\" \\\\ 2\\tboards\"");
+  const std::string hw = Path("hw.txtpb");
+  Write(hw, hw_text);
+  const std::string trace = Path("a \"quoted\" \\ trace.txtpb");
+  // Single quotes keep the shell away from the quote and the backslash.
+  const std::string q = "'" + trace + "'";
+  CmdResult r = Ccreplay("lower --op allreduce --n 2 --bytes 4K -o " + q);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+
+  r = Ccreplay("replay " + q + " --hw " + hw + " --json " + Path("r.json") +
+               " --timeline " + Path("t.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto replay = nlohmann::json::parse(Slurp(Path("r.json")), nullptr,
+                                            /*allow_exceptions=*/false);
+  ASSERT_FALSE(replay.is_discarded()) << Slurp(Path("r.json"));
+  EXPECT_EQ(replay["trace"], trace);
+  EXPECT_EQ(replay["hw"], hw_name);
+  EXPECT_FALSE(nlohmann::json::parse(Slurp(Path("t.json")), nullptr, false)
+                   .is_discarded());
+
+  r = Ccreplay("baseline --hw " + hw + " --json " + Path("b.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto baseline =
+      nlohmann::json::parse(Slurp(Path("b.json")), nullptr, false);
+  ASSERT_FALSE(baseline.is_discarded()) << Slurp(Path("b.json"));
+  EXPECT_EQ(baseline["hw"], hw_name);
+
+  r = Ccreplay("check " + q + " --json " + Path("c.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto check =
+      nlohmann::json::parse(Slurp(Path("c.json")), nullptr, false);
+  ASSERT_FALSE(check.is_discarded()) << Slurp(Path("c.json"));
+  EXPECT_EQ(check["file"], trace);
 }
 
 }  // namespace

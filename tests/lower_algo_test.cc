@@ -35,7 +35,7 @@ std::string Message(const CollectiveSpec& s, HwConfig hw = DefaultTps186()) {
   return t.ok() ? "ok" : std::string(t.status().message());
 }
 
-// SPEC.md §5: at N = 2 on a ring every algorithm degenerates to one pair
+// docs/spec-notes.md §5: at N = 2 on a ring every algorithm degenerates to one pair
 // exchange, so ring / ring_2port / rh / rd / hd take exactly the same time
 // (max - min = 0 ps) at 1 MB, for each of AllReduce, AllGather and
 // ReduceScatter; they lower to byte-identical programs.

@@ -11,12 +11,12 @@ namespace ccreplay {
 
 namespace {
 
-// The self-check table of SPEC.md §2 from the TPS186 config (beta*u =
-// 360e9 B/s, alpha_start = 0.69 us, alpha_switch = 2.05 us), e.g.
+// The self-check table of docs/spec-notes.md §2 from the TPS186 config (beta*u
+// = 360e9 B/s, alpha_start = 0.69 us, alpha_switch = 2.05 us), e.g.
 //   Dense_MLP allreduce: 2 * 1/2 * 458752 B / 360e9 B/s = 1.274311 us
 //     corrected + 2 * 0.69 us = 2.6543 us; legacy + 1 * 0.69 us = 1.9643 us.
-// MLA reducescatter prints 2.1464 where SPEC.md has the typo 2.1457
-// (see math_test.cc and docs/math.md).
+// MLA reducescatter prints 2.1464 where the reference has the typo 2.1457
+// (docs/spec-notes.md §2) (see math_test.cc and docs/math.md).
 TEST(MathSelfCheckTableTest, TextWithLegacyColumn) {
   absl::StatusOr<Table> t = MathSelfCheckTable(DefaultTps186(), true);
   ASSERT_TRUE(t.ok()) << t.status();

@@ -51,7 +51,7 @@ TEST(MathParamsTest, FollowsEveryConfigField) {
   EXPECT_DOUBLE_EQ(p.alpha_switch_us, 1.0);
 }
 
-// One row of SPEC.md §2's self-check table.
+// One row of docs/spec-notes.md §2's self-check table.
 struct SelfCheckRow {
   const char* module;
   const char* op_name;
@@ -60,9 +60,10 @@ struct SelfCheckRow {
   const char* corrected_us;
 };
 
-// SPEC.md §2, in workload order. One deviation: the MLA reducescatter
-// corrected value is 2.1464 here where SPEC.md (and its seed) print 2.1457;
-// see SpecReduceScatterCorrectedValueIsATypo below and docs/math.md.
+// docs/spec-notes.md §2, in workload order. One deviation: the MLA
+// reducescatter corrected value is 2.1464 here where the reference
+// prints 2.1457 (docs/spec-notes.md §2); see
+// SpecReduceScatterCorrectedValueIsATypo below and docs/math.md.
 constexpr SelfCheckRow kSelfCheck[] = {
     {"Dense_MLP", "allreduce", 458752, "1.9643", "2.6543"},
     {"MLA", "allgather", 1179648, "3.9668", "2.3284"},
@@ -133,12 +134,12 @@ TEST(MathTimeTest, AllGatherArithmetic) {
 }
 
 TEST(MathTimeTest, SpecReduceScatterCorrectedValueIsATypo) {
-  // SPEC.md §2 prints 2.1457 us for MLA reducescatter (M = 1048576 B, N = 2).
-  // The formula gives (1/2) * 1048576 / 360e9 s = 1.456356 us, + 0.69 us
-  // = 2.146356 us -> "2.1464". The legacy column of the same row, 3.6027 us
-  // = 1048576 / 360e9 s (2.912711 us) + 0.69 us, confirms M = 1048576.
-  // 2.1457 would need M = (2.1457 - 0.69) us * 360e9 B/s * 2 ~ 1048104 B,
-  // which is no size in the workload: the printed value is a typo.
+  // docs/spec-notes.md §2 prints 2.1457 us for MLA reducescatter (M = 1048576
+  // B, N = 2). The formula gives (1/2) * 1048576 / 360e9 s = 1.456356 us, +
+  // 0.69 us = 2.146356 us -> "2.1464". The legacy column of the same
+  // row, 3.6027 us = 1048576 / 360e9 s (2.912711 us) + 0.69 us, confirms M =
+  // 1048576. 2.1457 would need M = (2.1457 - 0.69) us * 360e9 B/s * 2 ~ 1048104
+  // B, which is no size in the workload: the printed value is a typo.
   const MathParams p = Tps186Params();
   absl::StatusOr<double> t =
       MathTimeUs(v1::REDUCESCATTER, 2, 1048576, TopologyKind::kRing, p);
@@ -173,8 +174,8 @@ TEST(MathTimeTest, AllToAllThroughSwitch) {
 }
 
 TEST(MathTimeTest, AllToAllWithoutSwitchIsOurExtension) {
-  // Not in SPEC.md: no switch pass, so no alpha_switch:
-  // 917504 / 360e9 s = 2.548622 us, + 0.69 us = 3.238622 us.
+  // Not in the reference (docs/spec-notes.md §2): no switch pass, so no
+  // alpha_switch: 917504 / 360e9 s = 2.548622 us, + 0.69 us = 3.238622 us.
   absl::StatusOr<double> t =
       MathTimeUs(v1::ALLTOALL, 64, 917504, TopologyKind::kRing, Tps186Params());
   ASSERT_TRUE(t.ok()) << t.status();
@@ -243,7 +244,8 @@ TEST(MathTimeTest, RejectsBadArguments) {
 }
 
 TEST(BusBwTest, FactorsFollowNcclConvention) {
-  // SPEC.md §2: AR 2(N-1)/N, AG and RS (N-1)/N, AllToAll (N-1)/N, P2P 1.
+  // docs/spec-notes.md §2: AR 2(N-1)/N, AG and RS (N-1)/N, AllToAll (N-1)/N,
+  // P2P 1.
   EXPECT_DOUBLE_EQ(BusBwFactor(v1::ALLREDUCE, 2), 1.0);        // 2 * 1/2
   EXPECT_DOUBLE_EQ(BusBwFactor(v1::ALLREDUCE, 8), 1.75);       // 2 * 7/8
   EXPECT_DOUBLE_EQ(BusBwFactor(v1::ALLGATHER, 2), 0.5);        // 1/2

@@ -109,8 +109,8 @@ TEST(TableTest, JsonArrayOfObjects) {
   ASSERT_TRUE(t.AddRow({"rd", 2048, 0.5}).ok());
   EXPECT_EQ(t.ToJson(),
             "[\n"
-            "  {\"name\": \"ring\", \"size (B)\": 1024, \"time (us)\": 3.14},\n"
-            "  {\"name\": \"rd\", \"size (B)\": 2048, \"time (us)\": 0.50}\n"
+            "{\"name\":\"ring\",\"size (B)\":1024,\"time (us)\":3.14159},\n"
+            "{\"name\":\"rd\",\"size (B)\":2048,\"time (us)\":0.5}\n"
             "]\n");
 }
 
@@ -121,9 +121,9 @@ TEST(TableTest, JsonEscapesStrings) {
   ASSERT_TRUE(t.AddRow({"caf\xc3\xa9"}).ok());  // UTF-8 passes through
   EXPECT_EQ(t.ToJson(),
             "[\n"
-            "  {\"k\\\"ey\": \"q\\\" b\\\\ n\\n t\\t r\\r bs\\b ff\\f\"},\n"
-            "  {\"k\\\"ey\": \"nul\\u0000 us\\u001f\"},\n"
-            "  {\"k\\\"ey\": \"caf\xc3\xa9\"}\n"
+            "{\"k\\\"ey\":\"q\\\" b\\\\ n\\n t\\t r\\r bs\\b ff\\f\"},\n"
+            "{\"k\\\"ey\":\"nul\\u0000 us\\u001f\"},\n"
+            "{\"k\\\"ey\":\"caf\xc3\xa9\"}\n"
             "]\n");
 }
 
@@ -133,8 +133,8 @@ TEST(TableTest, JsonNonFiniteIsNull) {
   ASSERT_TRUE(t.AddRow({std::numeric_limits<double>::infinity()}).ok());
   EXPECT_EQ(t.ToJson(),
             "[\n"
-            "  {\"x\": null},\n"
-            "  {\"x\": null}\n"
+            "{\"x\":null},\n"
+            "{\"x\":null}\n"
             "]\n");
 }
 

@@ -71,7 +71,7 @@ TEST(WorkloadTest, Tps186MatchesSpecTable) {
   };
   constexpr auto kRing = TopologyKind::kRing;
   constexpr auto kSwitch = TopologyKind::kSwitch;
-  // SPEC.md §1, in order.
+  // docs/spec-notes.md §1, in order.
   const Want want[] = {
       {"Dense_MLP", "allreduce", "allreduce", v1::ALLREDUCE, 458752, 3, "TP=2",
        2, kRing},

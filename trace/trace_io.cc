@@ -9,12 +9,13 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/file_util.h"
 #include "google/protobuf/descriptor.h"
+#include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/stubs/logging.h"
 #include "google/protobuf/text_format.h"
-#include "base/file_util.h"
 
 namespace ccreplay {
 namespace {
@@ -164,56 +165,44 @@ bool ParseBinary(absl::string_view bytes, pb::Message* out) {
 
 // Walks the wire format of `bytes` against `type` to say where and why a
 // binary parse failed, e.g. "chips[3].streams[0] at byte offset 1234 is 800
-// bytes long, but only 12 bytes remain (truncated file?)". Used only after
-// protobuf has rejected the bytes, so it need not be fast.
+// bytes long, but only 12 bytes remain (truncated file?)". Reads through
+// protobuf's CodedInputStream (varints, limits for nested messages); used
+// only after protobuf has rejected the bytes, so it need not be fast.
 class WireDiagnoser {
  public:
-  explicit WireDiagnoser(absl::string_view bytes) : bytes_(bytes) {}
+  // REQUIRES: bytes.size() <= kMaxMessageBytes.
+  explicit WireDiagnoser(absl::string_view bytes)
+      : input_(reinterpret_cast<const uint8_t*>(bytes.data()),
+               static_cast<int>(bytes.size())) {
+    input_.PushLimit(static_cast<int>(bytes.size()));
+  }
 
   // Returns the first problem found, or "" if the walk finds none.
-  std::string Diagnose(const pb::Descriptor* type) {
-    return Walk(type, 0, bytes_.size(), "", 0);
-  }
+  std::string Diagnose(const pb::Descriptor* type) { return Walk(type, "", 0); }
 
  private:
   static constexpr int kMaxDepth = 100;  // protobuf's default
-
-  // Reads a varint at `*pos` (< end). Returns false if it is cut off or
-  // longer than 10 bytes.
-  bool ReadVarint(size_t* pos, size_t end, uint64_t* value) const {
-    uint64_t v = 0;
-    for (int shift = 0; shift < 70; shift += 7) {
-      if (*pos >= end) return false;
-      const auto b = static_cast<unsigned char>(bytes_[(*pos)++]);
-      v |= static_cast<uint64_t>(b & 0x7F) << (shift < 64 ? shift : 63);
-      if ((b & 0x80) == 0) {
-        *value = v;
-        return true;
-      }
-    }
-    return false;
-  }
 
   static std::string Join(absl::string_view prefix, absl::string_view name) {
     return prefix.empty() ? std::string(name) : absl::StrCat(prefix, ".", name);
   }
 
-  std::string Walk(const pb::Descriptor* type, size_t begin, size_t end,
-                   const std::string& path, int depth) {
+  // Walks the fields up to the current limit: one message of `type`
+  // (nullptr: unknown, its fields are only skipped).
+  std::string Walk(const pb::Descriptor* type, const std::string& path,
+                   int depth) {
     if (depth > kMaxDepth) {
       return absl::StrCat(path, ": nested more than ", kMaxDepth, " deep");
     }
     std::map<int, int> seen;  // field number -> occurrences so far
-    size_t pos = begin;
-    while (pos < end) {
-      const size_t at = pos;
+    while (input_.BytesUntilLimit() > 0) {
+      const int at = input_.CurrentPosition();
       uint64_t tag;
-      if (!ReadVarint(&pos, end, &tag)) {
+      if (!input_.ReadVarint64(&tag)) {
         return absl::StrCat("field tag at byte offset ", at,
                             " is cut off (truncated file?)");
       }
       const uint64_t number = tag >> 3;
-      const int wire_type = static_cast<int>(tag & 7);
       if (number == 0 || number > pb::FieldDescriptor::kMaxNumber) {
         return absl::StrCat("invalid field number ", number, " at byte offset ",
                             at);
@@ -230,61 +219,75 @@ class WireDiagnoser {
       } else {
         where = Join(path, field->name());
       }
-      switch (wire_type) {
-        case 0: {  // varint
-          uint64_t ignored;
-          if (!ReadVarint(&pos, end, &ignored)) {
-            return absl::StrCat(where, " at byte offset ", at,
-                                ": varint is cut off or too long");
-          }
-          break;
-        }
-        case 1:    // fixed64
-        case 5: {  // fixed32
-          const size_t size = wire_type == 1 ? 8 : 4;
-          if (end - pos < size) {
-            return absl::StrCat(where, " at byte offset ", at, " needs ", size,
-                                " bytes, but only ", end - pos,
-                                " remain (truncated file?)");
-          }
-          pos += size;
-          break;
-        }
-        case 2: {  // length-delimited
-          uint64_t len;
-          if (!ReadVarint(&pos, end, &len)) {
-            return absl::StrCat(where, " at byte offset ", at,
-                                ": length is cut off or too long");
-          }
-          if (len > end - pos) {
-            return absl::StrCat(where, " at byte offset ", at, " is ", len,
-                                " bytes long, but only ", end - pos,
-                                " bytes remain (truncated file?)");
-          }
-          const size_t stop = pos + static_cast<size_t>(len);
-          if (field != nullptr &&
-              field->type() == pb::FieldDescriptor::TYPE_MESSAGE) {
-            std::string inner =
-                Walk(field->message_type(), pos, stop, where, depth + 1);
-            if (!inner.empty()) return inner;
-          } else if (field != nullptr &&
-                     field->type() == pb::FieldDescriptor::TYPE_STRING &&
-                     !IsValidUtf8(bytes_.substr(pos, stop - pos))) {
-            return absl::StrCat(where, " at byte offset ", at,
-                                " is a string but not valid UTF-8");
-          }
-          pos = stop;
-          break;
-        }
-        default:
-          return absl::StrCat("invalid wire type ", wire_type,
-                              " at byte offset ", at, " (", where, ")");
-      }
+      std::string problem =
+          Value(field, static_cast<int>(tag & 7), where, at, depth);
+      if (!problem.empty()) return problem;
     }
     return "";
   }
 
-  absl::string_view bytes_;
+  // Reads the value of one field whose tag started at byte `at`.
+  std::string Value(const pb::FieldDescriptor* field, int wire_type,
+                    const std::string& where, int at, int depth) {
+    const int remain = input_.BytesUntilLimit();
+    switch (wire_type) {
+      case 0: {  // varint
+        uint64_t ignored;
+        if (input_.ReadVarint64(&ignored)) return "";
+        return absl::StrCat(where, " at byte offset ", at,
+                            ": varint is cut off or too long");
+      }
+      case 1:    // fixed64
+      case 5: {  // fixed32
+        const int size = wire_type == 1 ? 8 : 4;
+        if (remain >= size && input_.Skip(size)) return "";
+        return absl::StrCat(where, " at byte offset ", at, " needs ", size,
+                            " bytes, but only ", remain,
+                            " remain (truncated file?)");
+      }
+      case 2:  // length-delimited
+        return LengthDelimited(field, where, at, depth);
+      default:
+        return absl::StrCat("invalid wire type ", wire_type, " at byte offset ",
+                            at, " (", where, ")");
+    }
+  }
+
+  std::string LengthDelimited(const pb::FieldDescriptor* field,
+                              const std::string& where, int at, int depth) {
+    uint64_t len;
+    if (!input_.ReadVarint64(&len)) {
+      return absl::StrCat(where, " at byte offset ", at,
+                          ": length is cut off or too long");
+    }
+    const int remain = input_.BytesUntilLimit();
+    if (len > static_cast<uint64_t>(remain)) {
+      return absl::StrCat(where, " at byte offset ", at, " is ", len,
+                          " bytes long, but only ", remain,
+                          " bytes remain (truncated file?)");
+    }
+    const int size = static_cast<int>(len);
+    if (field != nullptr &&
+        field->type() == pb::FieldDescriptor::TYPE_MESSAGE) {
+      const pb::io::CodedInputStream::Limit outer = input_.PushLimit(size);
+      std::string inner = Walk(field->message_type(), where, depth + 1);
+      input_.PopLimit(outer);
+      return inner;
+    }
+    if (field != nullptr && field->type() == pb::FieldDescriptor::TYPE_STRING) {
+      std::string text;
+      input_.ReadString(&text, size);
+      if (!IsValidUtf8(text)) {
+        return absl::StrCat(where, " at byte offset ", at,
+                            " is a string but not valid UTF-8");
+      }
+      return "";
+    }
+    input_.Skip(size);
+    return "";
+  }
+
+  pb::io::CodedInputStream input_;
 };
 
 // Parses `bytes` as M in whichever format LooksLikeTextFormat() suggests;
@@ -513,8 +516,8 @@ absl::Status WriteTraceFile(const std::string& path, const v1::Trace& trace) {
   return WriteMessage(path, trace);
 }
 
-absl::StatusOr<v1::HardwareConfig> ParseHwConfigProto(
-    absl::string_view bytes, const std::string& name) {
+absl::StatusOr<v1::HardwareConfig> ParseHwConfigProto(absl::string_view bytes,
+                                                      const std::string& name) {
   absl::StatusOr<v1::HardwareConfig> proto =
       ParseHwConfigProtoNoHint(bytes, name);
   if (!proto.ok() && !bytes.empty() && IsTrace(bytes)) {
