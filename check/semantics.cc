@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "collectives/collective.h"
 #include "collectives/lower_internal.h"
+#include "trace/rules.h"
 
 namespace ccreplay {
 namespace {
@@ -263,13 +264,8 @@ class Executor {
 
  private:
   std::string Place(const StreamState& s, int pc) const {
-    const v1::Instruction& in = s.stream->instructions(pc);
-    static const char* kNames[] = {
-        "?",       "Transfer", "Send",          "Receive",
-        "MsgSend", "MsgWait",  "RemoteMsgSend", "Fence"};
-    return absl::StrCat("chip ", s.chip, ", stream ", s.stream->id(),
-                        ", instruction ", pc, " (",
-                        kNames[static_cast<int>(in.kind_case())], ")");
+    return PlaceText(s.chip, s.stream->id(), pc,
+                     InstructionKindName(s.stream->instructions(pc)));
   }
   bool Runnable(const StreamState& s) const;
   absl::Status Step(size_t si);
