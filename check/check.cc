@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "check/executor.h"
 #include "trace/decode.h"
 #include "trace/rules.h"
 
@@ -233,9 +234,8 @@ class Checker : public RuleSink {
     };
     std::map<std::pair<uint32_t, uint32_t>, Counter> counters;
     ForEachInstr(p, [&](InstrRef r, const Instr& in) {
-      if (in.kind != OpKind::kMsgSend && in.kind != OpKind::kRemoteMsgSend)
-        return;
-      const uint32_t dest = in.kind == OpKind::kMsgSend ? r.chip : in.peer;
+      if (!IsMessage(in.kind)) return;
+      const uint32_t dest = MessageDest(r.chip, in);
       Counter& k = counters[{dest, in.dst_qp}];
       ++k.delivered;
       if (!k.has_sender) k.a_sender = r;
