@@ -13,65 +13,26 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/json.h"
-#include "google/protobuf/unknown_field_set.h"
+#include "check/executor.h"
 #include "trace/decode.h"
+#include "trace/rules.h"
 
 namespace ccreplay {
 namespace {
 
-bool RangeOverflows(uint64_t addr, uint64_t bytes) {
-  return bytes > std::numeric_limits<uint64_t>::max() - addr;
-}
-
-absl::string_view KindName(const v1::Instruction& in) {
-  switch (in.kind_case()) {
-    case v1::Instruction::kTransfer:
-      return OpKindName(OpKind::kTransfer);
-    case v1::Instruction::kSend:
-      return OpKindName(OpKind::kSend);
-    case v1::Instruction::kReceive:
-      return OpKindName(OpKind::kReceive);
-    case v1::Instruction::kMsgSend:
-      return OpKindName(OpKind::kMsgSend);
-    case v1::Instruction::kMsgWait:
-      return OpKindName(OpKind::kMsgWait);
-    case v1::Instruction::kRemoteMsgSend:
-      return OpKindName(OpKind::kRemoteMsgSend);
-    case v1::Instruction::kFence:
-      return OpKindName(OpKind::kFence);
-    case v1::Instruction::KIND_NOT_SET:
-      break;
-  }
-  return "no kind";
-}
-
-const google::protobuf::UnknownFieldSet& Unknown(
-    const google::protobuf::Message& m) {
-  return m.GetReflection()->GetUnknownFields(m);
-}
-
-std::string UnknownFieldNumbers(const google::protobuf::UnknownFieldSet& u) {
-  std::vector<int> numbers;
-  for (int i = 0; i < u.field_count(); ++i) {
-    if (std::find(numbers.begin(), numbers.end(), u.field(i).number()) ==
-        numbers.end()) {
-      numbers.push_back(u.field(i).number());
-    }
-  }
-  return absl::StrJoin(numbers, ", ");
-}
-
-class Checker {
+// Runs the trace rules of trace/rules.h (reporting here, every finding) and
+// then the rules that need the decoded program.
+class Checker : public RuleSink {
  public:
   Checker(const v1::Trace& trace, const HwConfig& hw,
           const TraceLocations& locations, const CheckOptions& options)
       : trace_(trace), hw_(hw), loc_(locations), options_(options) {}
 
   std::vector<Finding> Run() {
-    CheckHeader();
-    if (num_chips_ > 0) {
-      CheckChips();
-      CheckMatching();
+    RuleOptions strict;
+    strict.schema_strict = true;
+    if (RunTraceRules(trace_, hw_.Target(), strict, this)) {
+      num_chips_ = trace_.header().num_chips();
     }
     if (!HasErrors()) Semantic();
     std::stable_sort(
@@ -80,6 +41,20 @@ class Checker {
                  std::tie(b.place.chip, b.place.stream, b.place.instr, b.rule);
         });
     return std::move(out_);
+  }
+
+  // RuleSink: a trace rule's finding, placed with its text location.
+  void Report(absl::string_view rule, const TracePlace& place,
+              std::string message, const TracePlace* related) override {
+    if (related == nullptr) {
+      Add(rule, Severity::kError, At(place), std::move(message));
+    } else {
+      AddRelated(rule, Severity::kError, At(place), At(*related),
+                 std::move(message));
+    }
+  }
+  std::string Where(const TracePlace& p) const override {
+    return Location(At(p));
   }
 
  private:
@@ -120,7 +95,7 @@ class Checker {
       return p;
     }
     p.instr = i;
-    p.kind = std::string(KindName(chip.streams(s).instructions(i)));
+    p.kind = std::string(InstructionKindName(chip.streams(s).instructions(i)));
     const auto is = static_cast<size_t>(i);
     if (cs < loc_.instructions.size() && ss < loc_.instructions[cs].size() &&
         is < loc_.instructions[cs][ss].size()) {
@@ -135,14 +110,22 @@ class Checker {
                       static_cast<int>(r.instr));
   }
 
+  FindingPlace At(const TracePlace& p) const {
+    if (p.header) return HeaderPlace();
+    if (p.chip < 0) return FindingPlace{};
+    return ProtoPlace(p.chip, p.stream, p.instr);
+  }
+
+  // " at t.txtpb:40:5", or "" without a location.
+  std::string Location(const FindingPlace& p) const {
+    if (p.location.line <= 0 || options_.file_name.empty()) return "";
+    return absl::StrCat(" at ", options_.file_name, ":", p.location.line, ":",
+                        p.location.column);
+  }
+
   // "chip 1, stream 0, instruction 7 (Transfer) at t.txtpb:40:5".
   std::string Mention(const FindingPlace& p) const {
-    std::string s = p.Text();
-    if (p.location.line > 0 && !options_.file_name.empty()) {
-      absl::StrAppend(&s, " at ", options_.file_name, ":", p.location.line, ":",
-                      p.location.column);
-    }
-    return s;
+    return p.Text() + Location(p);
   }
 
   FindingPlace HeaderPlace() const {
@@ -150,375 +133,6 @@ class Checker {
     p.location = loc_.header;
     return p;
   }
-
-  void CheckHeader() {
-    if (!trace_.has_header()) {
-      Add("header", Severity::kError, {}, "trace has no header");
-      return;
-    }
-    const v1::TraceHeader& h = trace_.header();
-    if (!Unknown(h).empty()) {
-      Add("unknown-field", Severity::kError, HeaderPlace(),
-          absl::StrCat("header has field(s) ", UnknownFieldNumbers(Unknown(h)),
-                       " that schema v1 does not define"));
-    }
-    if (!Unknown(trace_).empty()) {
-      Add("unknown-field", Severity::kError, {},
-          absl::StrCat("trace has field(s) ",
-                       UnknownFieldNumbers(Unknown(trace_)),
-                       " that schema v1 does not define"));
-    }
-    if (h.format_version() != v1::FORMAT_VERSION_1) {
-      Add("header", Severity::kError, HeaderPlace(),
-          absl::StrCat("header.format_version is ",
-                       static_cast<int>(h.format_version()),
-                       ", expected 1 (FORMAT_VERSION_1)"));
-      return;
-    }
-    if (h.num_chips() < 1 || h.num_chips() > kMaxChips) {
-      Add("header", Severity::kError, HeaderPlace(),
-          absl::StrCat("header.num_chips is ", h.num_chips(),
-                       ", must be in [1, ", kMaxChips, "]"));
-      return;
-    }
-    if (hw_.cdma_engines == 0) {
-      Add("hw-mismatch", Severity::kError, {},
-          "hardware config has no CDMA engines (cdma.engines_per_chip is 0)");
-      return;
-    }
-    if (hw_.num_chips != 0 && hw_.num_chips != h.num_chips()) {
-      Add("hw-mismatch", Severity::kError, HeaderPlace(),
-          absl::StrCat("the trace has ", h.num_chips(),
-                       " chips (header.num_chips), but the hardware config '",
-                       hw_.name, "' has ", hw_.num_chips,
-                       " (topology.num_chips)"));
-      return;
-    }
-    num_chips_ = h.num_chips();
-    if (h.has_collective()) CheckCollective(h.collective());
-  }
-
-  void CheckCollective(const v1::CollectiveInfo& c) {
-    const std::string w = "header.collective";
-    auto bad = [&](std::string m) {
-      Add("collective", Severity::kError, HeaderPlace(), std::move(m));
-    };
-    if (!v1::CollectiveOp_IsValid(c.op())) {
-      bad(absl::StrCat(w, ".op ", static_cast<int>(c.op()),
-                       " is not a known CollectiveOp"));
-    }
-    if (c.n() < 1 || c.n() > num_chips_) {
-      bad(absl::StrCat(w, ".n is ", c.n(), ", must be in [1, ", num_chips_,
-                       "] (header.num_chips)"));
-    }
-    if (c.cdma_engines_used() > hw_.cdma_engines) {
-      bad(absl::StrCat(w, ".cdma_engines_used is ", c.cdma_engines_used(),
-                       ", but the hardware has ", hw_.cdma_engines,
-                       " CDMA engines per chip"));
-    }
-    absl::flat_hash_map<uint32_t, int> seen;
-    for (int i = 0; i < c.buffers_size(); ++i) {
-      const v1::ChipBuffers& b = c.buffers(i);
-      const std::string place = absl::StrCat(w, ".buffers[", i, "]");
-      if (b.chip() >= num_chips_) {
-        bad(absl::StrCat(place, ": chip ", b.chip(), " out of range [0, ",
-                         num_chips_, ")"));
-      } else if (auto [it, ins] = seen.try_emplace(b.chip(), i); !ins) {
-        bad(absl::StrCat(place, ": chip ", b.chip(),
-                         " listed twice (also buffers[", it->second, "])"));
-      }
-      for (const auto& [name, r] :
-           {std::pair<const char*, const v1::BufferRange*>("input", &b.input()),
-            std::pair<const char*, const v1::BufferRange*>("output",
-                                                           &b.output())}) {
-        if (RangeOverflows(r->addr(), r->bytes())) {
-          bad(absl::StrCat(place, ".", name, ": addr ", r->addr(), " + bytes ",
-                           r->bytes(), " overflows 2^64"));
-        }
-      }
-    }
-  }
-
-  void CheckChips() {
-    absl::flat_hash_map<uint32_t, int> seen;
-    entry_of_.assign(num_chips_, -1);
-    for (int c = 0; c < trace_.chips_size(); ++c) {
-      const v1::ChipProgram& chip = trace_.chips(c);
-      if (!Unknown(chip).empty()) {
-        Add("unknown-field", Severity::kError, ProtoPlace(c),
-            absl::StrCat("chips[", c, "] has field(s) ",
-                         UnknownFieldNumbers(Unknown(chip)),
-                         " that schema v1 does not define"));
-      }
-      if (chip.chip() >= num_chips_) {
-        FindingPlace p = ProtoPlace(c);
-        Add("chip-range", Severity::kError, p,
-            absl::StrCat("chips[", c, "]: chip ", chip.chip(),
-                         " out of range [0, ", num_chips_,
-                         ") (header.num_chips)"));
-        continue;
-      }
-      if (auto [it, ins] = seen.try_emplace(chip.chip(), c); !ins) {
-        AddRelated("chip-duplicate", Severity::kError, ProtoPlace(c),
-                   ProtoPlace(it->second),
-                   absl::StrCat("chips[", c, "]: chip ", chip.chip(),
-                                " listed twice (also chips[", it->second, "], ",
-                                Mention(ProtoPlace(it->second)), ")"));
-        continue;
-      }
-      entry_of_[chip.chip()] = c;
-      absl::flat_hash_map<uint32_t, int> ids;
-      for (int s = 0; s < chip.streams_size(); ++s) {
-        const v1::Stream& st = chip.streams(s);
-        if (!Unknown(st).empty()) {
-          Add("unknown-field", Severity::kError, ProtoPlace(c, s),
-              absl::StrCat("stream has field(s) ",
-                           UnknownFieldNumbers(Unknown(st)),
-                           " that schema v1 does not define"));
-        }
-        if (auto [it, ins] = ids.try_emplace(st.id(), s); !ins) {
-          AddRelated("stream-duplicate", Severity::kError, ProtoPlace(c, s),
-                     ProtoPlace(c, it->second),
-                     absl::StrCat("chip ", chip.chip(), ": stream id ", st.id(),
-                                  " listed twice (streams[", it->second,
-                                  "] and streams[", s, "])"));
-        }
-        for (int i = 0; i < st.instructions_size(); ++i) {
-          CheckInstr(c, s, i);
-        }
-      }
-    }
-  }
-
-  void InstrErr(absl::string_view rule, int c, int s, int i,
-                std::string message) {
-    Add(rule, Severity::kError, ProtoPlace(c, s, i), std::move(message));
-  }
-
-  bool CheckQp(int c, int s, int i, uint32_t qp) {
-    if (CdmaOfQp(qp) < hw_.cdma_engines) return true;
-    InstrErr("qp-encoding", c, s, i,
-             absl::StrCat("qp_id ", qp, " names cdma_id ", CdmaOfQp(qp),
-                          " (vc_bank ", VcOfQp(qp),
-                          ", by the encoding qp_id = (cdma_id << 2) | "
-                          "vc_bank), but cdma_id must be in [0, ",
-                          hw_.cdma_engines, "): the hardware has ",
-                          hw_.cdma_engines, " CDMA engines per chip"));
-    return false;
-  }
-  void CheckCounter(int c, int s, int i, absl::string_view field, uint32_t id) {
-    if (id < hw_.num_qps()) return;
-    InstrErr("counter-range", c, s, i,
-             absl::StrCat(field, " ", id, " out of range [0, ", hw_.num_qps(),
-                          ") (message counters are qp ids: ", hw_.cdma_engines,
-                          " CDMA engines x ", kVcBanksPerCdma, " VC banks)"));
-  }
-  bool CheckPeer(int c, int s, int i, absl::string_view field, uint32_t peer,
-                 bool remote) {
-    if (peer >= num_chips_) {
-      InstrErr("peer-range", c, s, i,
-               absl::StrCat(field, " ", peer, " out of range [0, ", num_chips_,
-                            ") (header.num_chips)"));
-      return false;
-    }
-    if (remote && peer == trace_.chips(c).chip()) {
-      InstrErr(
-          "peer-self", c, s, i,
-          absl::StrCat(field, " ", peer, " is the instruction's own chip; ",
-                       KindName(trace_.chips(c).streams(s).instructions(i)),
-                       " needs another chip (a local copy is a Transfer "
-                       "to the own chip)"));
-      return false;
-    }
-    return true;
-  }
-  void CheckBytes(int c, int s, int i, uint64_t bytes) {
-    if (bytes == 0) InstrErr("zero-bytes", c, s, i, "bytes is 0, must be > 0");
-  }
-  void CheckRange(int c, int s, int i, absl::string_view field, uint64_t addr,
-                  uint64_t bytes) {
-    if (!RangeOverflows(addr, bytes)) return;
-    InstrErr("range-overflow", c, s, i,
-             absl::StrCat(field, " ", addr, " + bytes ", bytes,
-                          " overflows 2^64 (the range's end must fit in 64 "
-                          "bits)"));
-  }
-
-  struct TwoSided {
-    int c, s, i;
-    uint64_t bytes;
-  };
-
-  void CheckInstr(int c, int s, int i) {
-    const v1::Instruction& in = trace_.chips(c).streams(s).instructions(i);
-    const uint32_t chip = trace_.chips(c).chip();
-    if (!Unknown(in).empty()) {
-      InstrErr("unknown-field", c, s, i,
-               absl::StrCat("instruction has field(s) ",
-                            UnknownFieldNumbers(Unknown(in)),
-                            " that schema v1 does not define"));
-    }
-    switch (in.kind_case()) {
-      case v1::Instruction::kTransfer: {
-        const v1::Transfer& t = in.transfer();
-        UnknownData(c, s, i, t, false);
-        CheckQp(c, s, i, t.qp_id());
-        CheckPeer(c, s, i, "dst_chip", t.dst_chip(), false);
-        CheckBytes(c, s, i, t.bytes());
-        CheckRange(c, s, i, "src_addr", t.src_addr(), t.bytes());
-        CheckRange(c, s, i, "dst_addr", t.dst_addr(), t.bytes());
-        if (!v1::ReduceOp_IsValid(t.reduce())) {
-          InstrErr("reduce-op", c, s, i,
-                   absl::StrCat("reduce ", static_cast<int>(t.reduce()),
-                                " is not a known ReduceOp (REDUCE_NONE = 0, "
-                                "REDUCE_SUM = 1)"));
-        }
-        return;
-      }
-      case v1::Instruction::kSend: {
-        const v1::Send& t = in.send();
-        UnknownData(c, s, i, t, false);
-        CheckQp(c, s, i, t.qp_id());
-        const bool peer_ok = CheckPeer(c, s, i, "dst_chip", t.dst_chip(), true);
-        CheckBytes(c, s, i, t.bytes());
-        CheckRange(c, s, i, "src_addr", t.src_addr(), t.bytes());
-        if (peer_ok) {
-          pairs_[{chip, t.dst_chip()}].first.push_back({c, s, i, t.bytes()});
-        }
-        return;
-      }
-      case v1::Instruction::kReceive: {
-        const v1::Receive& t = in.receive();
-        UnknownData(c, s, i, t, false);
-        CheckQp(c, s, i, t.qp_id());
-        const bool peer_ok = CheckPeer(c, s, i, "src_chip", t.src_chip(), true);
-        CheckBytes(c, s, i, t.bytes());
-        CheckRange(c, s, i, "dst_addr", t.dst_addr(), t.bytes());
-        if (peer_ok) {
-          pairs_[{t.src_chip(), chip}].second.push_back({c, s, i, t.bytes()});
-        }
-        return;
-      }
-      case v1::Instruction::kMsgSend: {
-        const v1::MsgSend& t = in.msg_send();
-        UnknownData(c, s, i, t, true);
-        CheckQp(c, s, i, t.qp_id());
-        CheckCounter(c, s, i, "dst_qp_id", t.dst_qp_id());
-        return;
-      }
-      case v1::Instruction::kMsgWait: {
-        const v1::MsgWait& t = in.msg_wait();
-        UnknownData(c, s, i, t, true);
-        CheckCounter(c, s, i, "qp_id", t.qp_id());
-        if (t.count() < 1) {
-          InstrErr("wait-count", c, s, i, "count is 0, must be >= 1");
-        }
-        return;
-      }
-      case v1::Instruction::kRemoteMsgSend: {
-        const v1::RemoteMsgSend& t = in.remote_msg_send();
-        UnknownData(c, s, i, t, true);
-        CheckQp(c, s, i, t.qp_id());
-        CheckPeer(c, s, i, "dst_chip", t.dst_chip(), true);
-        CheckCounter(c, s, i, "dst_qp_id", t.dst_qp_id());
-        return;
-      }
-      case v1::Instruction::kFence:
-        UnknownData(c, s, i, in.fence(), true);
-        return;
-      case v1::Instruction::KIND_NOT_SET:
-        break;
-    }
-    InstrErr("no-kind", c, s, i,
-             "instruction has no kind (none of transfer, send, receive, "
-             "msg_send, msg_wait, remote_msg_send, fence is set)");
-  }
-
-  // Fields the schema does not know, inside the instruction's own message.
-  // On a message-only instruction they are data it must not carry.
-  template <typename M>
-  void UnknownData(int c, int s, int i, const M& m, bool msg_only) {
-    if (Unknown(m).empty()) return;
-    const std::string numbers = UnknownFieldNumbers(Unknown(m));
-    if (msg_only) {
-      InstrErr("msg-data-fields", c, s, i,
-               absl::StrCat(
-                   KindName(trace_.chips(c).streams(s).instructions(i)),
-                   " carries field(s) ", numbers,
-                   " beyond its schema: message-only instructions (MsgSend, "
-                   "MsgWait, RemoteMsgSend, Fence) move no data and take no "
-                   "addresses or sizes"));
-    } else {
-      InstrErr("unknown-field", c, s, i,
-               absl::StrCat("instruction carries field(s) ", numbers,
-                            " that schema v1 does not define"));
-    }
-  }
-
-  // The k-th Send from A to B matches the k-th Receive on B from A.
-  void CheckMatching() {
-    for (auto& [key, sides] : pairs_) {
-      const auto [src, dst] = key;
-      std::vector<TwoSided>& sends = sides.first;
-      std::vector<TwoSided>& receives = sides.second;
-      const std::string counts =
-          absl::StrCat("chip ", src, " has ", sends.size(), " Send(s) to chip ",
-                       dst, ", but chip ", dst, " has ", receives.size(),
-                       " Receive(s) from chip ", src);
-      if (sends.size() > receives.size()) {
-        const TwoSided& t = sends[receives.size()];
-        InstrErr("send-receive", t.c, t.s, t.i,
-                 absl::StrCat("no matching Receive: ", counts));
-        continue;
-      }
-      if (receives.size() > sends.size()) {
-        const TwoSided& t = receives[sends.size()];
-        InstrErr("send-receive", t.c, t.s, t.i,
-                 absl::StrCat("no matching Send: ", counts));
-        continue;
-      }
-      auto one_stream = [](const std::vector<TwoSided>& v) {
-        for (const TwoSided& t : v) {
-          if (t.c != v[0].c || t.s != v[0].s) return false;
-        }
-        return true;
-      };
-      if (one_stream(sends) && one_stream(receives)) {
-        for (size_t k = 0; k < sends.size(); ++k) {
-          if (sends[k].bytes == receives[k].bytes) continue;
-          const FindingPlace rp =
-              ProtoPlace(receives[k].c, receives[k].s, receives[k].i);
-          AddRelated("send-receive", Severity::kError,
-                     ProtoPlace(sends[k].c, sends[k].s, sends[k].i), rp,
-                     absl::StrCat("sends ", sends[k].bytes, " bytes to chip ",
-                                  dst, ", but its matching Receive (number ", k,
-                                  " between these chips), ", Mention(rp),
-                                  ", expects ", receives[k].bytes, " bytes"));
-          break;
-        }
-        continue;
-      }
-      auto by_bytes = [](const TwoSided& a, const TwoSided& b) {
-        return a.bytes < b.bytes;
-      };
-      std::vector<TwoSided> ss = sends, rs = receives;
-      std::stable_sort(ss.begin(), ss.end(), by_bytes);
-      std::stable_sort(rs.begin(), rs.end(), by_bytes);
-      for (size_t k = 0; k < ss.size(); ++k) {
-        if (ss[k].bytes == rs[k].bytes) continue;
-        const TwoSided& t = ss[k].bytes < rs[k].bytes ? ss[k] : rs[k];
-        InstrErr("send-receive", t.c, t.s, t.i,
-                 absl::StrCat(
-                     "no ", &t == &ss[k] ? "Receive" : "Send", " of ", t.bytes,
-                     " bytes between chip ", src, " and chip ", dst,
-                     " is left to match it (sizes compared as a multiset: "
-                     "the pair's Sends or Receives are in several streams)"));
-        break;
-      }
-    }
-  }
-
-  // ---- Rules on the decoded program. ----
 
   void Semantic() {
     absl::StatusOr<Program> program = ValidateAndDecode(trace_, hw_.Target());
@@ -529,6 +143,10 @@ class Checker {
       return;
     }
     const Program& p = *program;
+    entry_of_.assign(num_chips_, -1);
+    for (int c = 0; c < trace_.chips_size(); ++c) {
+      entry_of_[trace_.chips(c).chip()] = c;
+    }
     uint64_t total = 0;
     for (const ChipProgram& c : p.chips) {
       for (const StreamProgram& s : c.streams) total += s.instrs.size();
@@ -585,9 +203,8 @@ class Checker {
     };
     std::map<std::pair<uint32_t, uint32_t>, Counter> counters;
     ForEachInstr(p, [&](InstrRef r, const Instr& in) {
-      if (in.kind != OpKind::kMsgSend && in.kind != OpKind::kRemoteMsgSend)
-        return;
-      const uint32_t dest = in.kind == OpKind::kMsgSend ? r.chip : in.peer;
+      if (!IsMessage(in.kind)) return;
+      const uint32_t dest = MessageDest(r.chip, in);
       Counter& k = counters[{dest, in.dst_qp}];
       ++k.delivered;
       if (!k.has_sender) k.a_sender = r;
@@ -842,24 +459,13 @@ class Checker {
   const CheckOptions& options_;
   uint32_t num_chips_ = 0;
   std::vector<int> entry_of_;  // chip id -> index in trace.chips, -1 = none
-  std::map<std::pair<uint32_t, uint32_t>,
-           std::pair<std::vector<TwoSided>, std::vector<TwoSided>>>
-      pairs_;  // (src, dst) -> (Sends, Receives) in trace order
   std::vector<Finding> out_;
 };
 
 }  // namespace
 
-absl::string_view SeverityName(Severity s) {
-  return s == Severity::kError ? "error" : "warning";
-}
-
 std::string FindingPlace::Text() const {
-  if (chip < 0) return "";
-  std::string s = absl::StrCat("chip ", chip);
-  if (stream >= 0) absl::StrAppend(&s, ", stream ", stream);
-  if (instr >= 0) absl::StrAppend(&s, ", instruction ", instr, " (", kind, ")");
-  return s;
+  return PlaceText(chip, stream, instr, kind);
 }
 
 std::string FormatFinding(const Finding& f, const std::string& file) {
@@ -920,55 +526,35 @@ std::vector<Finding> CheckTrace(const v1::Trace& trace, const HwConfig& hw,
 }
 
 const std::vector<RuleInfo>& CheckRules() {
-  static const auto* rules = new std::vector<RuleInfo>{
-      {"header", Severity::kError,
-       "header present, format_version 1, num_chips in [1, 65536]"},
-      {"hw-mismatch", Severity::kError,
-       "trace and hardware config agree (num_chips, CDMA engines)"},
-      {"collective", Severity::kError,
-       "header.collective: known op, n, buffers, cdma_engines_used"},
-      {"unknown-field", Severity::kError,
-       "no field outside schema v1 (binary traces keep unknown fields)"},
-      {"chip-range", Severity::kError, "chip ids below num_chips"},
-      {"chip-duplicate", Severity::kError, "each chip listed at most once"},
-      {"stream-duplicate", Severity::kError, "stream ids unique per chip"},
-      {"no-kind", Severity::kError, "every instruction has a kind"},
-      {"qp-encoding", Severity::kError,
-       "qp_id = (cdma_id << 2) | vc_bank with cdma_id below the CDMA count"},
-      {"counter-range", Severity::kError,
-       "message counter ids below 4 x CDMA engines"},
-      {"peer-range", Severity::kError, "peer chips below num_chips"},
-      {"peer-self", Severity::kError,
-       "Send, Receive and RemoteMsgSend name another chip"},
-      {"zero-bytes", Severity::kError,
-       "data-moving instructions move > 0 bytes"},
-      {"range-overflow", Severity::kError, "addr + bytes fits in 64 bits"},
-      {"reduce-op", Severity::kError, "Transfer.reduce is a known ReduceOp"},
-      {"wait-count", Severity::kError, "MsgWait count >= 1"},
-      {"msg-data-fields", Severity::kError,
-       "message-only instructions carry no data fields"},
-      {"send-receive", Severity::kError,
-       "the k-th Send A->B matches the k-th Receive on B from A, same size"},
-      {"empty-trace", Severity::kError, "the trace has instructions"},
-      {"transfer-overlap", Severity::kError,
-       "a local copy's source and destination do not overlap"},
-      {"msg-count", Severity::kError,
-       "every MsgWait can be satisfied by the messages sent to its counter"},
-      {"msg-unconsumed", Severity::kWarning,
-       "every message sent is consumed by some wait"},
-      {"write-msg", Severity::kError,
-       "a cross-chip Transfer is followed by a RemoteMsgSend to the same chip "
-       "on the same qp (error if the data is used, else warning)"},
-      {"deadlock", Severity::kError, "no cycle of waits"},
-      {"race", Severity::kError,
-       "no unordered pair of overlapping GMEM accesses with a write"},
-      {"race-reduce", Severity::kWarning,
-       "no unordered pair of REDUCE_SUM writes to overlapping GMEM"},
-      {"analysis-limit", Severity::kWarning,
-       "the happens-before analysis ran to completion"},
-      {"decode", Severity::kError,
-       "the trace decodes (a safety net behind the rules above)"},
-  };
+  static const auto* rules = [] {
+    auto* all = new std::vector<RuleInfo>(TraceRules());
+    all->insert(
+        all->end(),
+        {
+            {"empty-trace", Severity::kError, "the trace has instructions"},
+            {"transfer-overlap", Severity::kError,
+             "a local copy's source and destination do not overlap"},
+            {"msg-count", Severity::kError,
+             "every MsgWait can be satisfied by the messages sent to its "
+             "counter"},
+            {"msg-unconsumed", Severity::kWarning,
+             "every message sent is consumed by some wait"},
+            {"write-msg", Severity::kError,
+             "a cross-chip Transfer is followed by a RemoteMsgSend to the same "
+             "chip "
+             "on the same qp (error if the data is used, else warning)"},
+            {"deadlock", Severity::kError, "no cycle of waits"},
+            {"race", Severity::kError,
+             "no unordered pair of overlapping GMEM accesses with a write"},
+            {"race-reduce", Severity::kWarning,
+             "no unordered pair of REDUCE_SUM writes to overlapping GMEM"},
+            {"analysis-limit", Severity::kWarning,
+             "the happens-before analysis ran to completion"},
+            {"decode", Severity::kError,
+             "the trace decodes (a safety net behind the rules above)"},
+        });
+    return all;
+  }();
   return *rules;
 }
 

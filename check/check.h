@@ -1,9 +1,10 @@
 // Static conformance check of a trace against the spec (SPEC.md §4,
 // proto/trace.proto, docs/instructions.md) and the hardware it will run on.
-// Unlike ValidateAndDecode(), which stops at the first error, the check
-// reports every finding, each with a stable rule id, a severity and its place
-// (chip, stream, instruction and, for text traces, file:line:col). The rules
-// are listed in docs/conformance.md and by CheckRules().
+// It runs the structural rules of trace/rules.h (the ones ValidateAndDecode()
+// stops at the first error of) and reports every finding, each with a stable
+// rule id, a severity and its place (chip, stream, instruction and, for text
+// traces, file:line:col); then the rules that need the decoded program. The
+// rules are listed in docs/conformance.md and by CheckRules().
 #ifndef CCREPLAY_CHECK_CHECK_H_
 #define CCREPLAY_CHECK_CHECK_H_
 
@@ -12,15 +13,13 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "check/race.h"
 #include "hw/config.h"
 #include "proto/trace.pb.h"
-#include "check/race.h"
+#include "trace/rules.h"
 #include "trace/trace_io.h"
 
 namespace ccreplay {
-
-enum class Severity : uint8_t { kError, kWarning };
-absl::string_view SeverityName(Severity s);  // "error", "warning"
 
 // Where a finding is. -1 = not applicable (e.g. a header finding has no
 // chip; a chip finding has no stream).
@@ -31,7 +30,8 @@ struct FindingPlace {
   std::string kind;       // "Transfer", ...; empty without an instruction
   TextLocation location;  // line 0 = unknown (binary trace)
 
-  // "chip 3, stream 0, instruction 12 (Transfer)", "chip 3", "" ...
+  // PlaceText(): "chip 3, stream 0, instruction 12 (Transfer)", "chip 3",
+  // "" ...
   std::string Text() const;
 };
 
@@ -68,12 +68,8 @@ std::string FindingsJson(const std::vector<Finding>& findings,
 
 size_t CountSeverity(const std::vector<Finding>& findings, Severity s);
 
-struct RuleInfo {
-  absl::string_view id;
-  Severity severity;  // the usual severity (write-msg and race have both)
-  absl::string_view summary;
-};
-// Every rule CheckTrace() can report, in documentation order.
+// Every rule CheckTrace() can report, in documentation order: TraceRules()
+// of trace/rules.h, then the rules on the decoded program.
 const std::vector<RuleInfo>& CheckRules();
 
 }  // namespace ccreplay

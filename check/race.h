@@ -14,7 +14,9 @@
 //    own chip for MsgSend), is delivered after that data has landed. Data on
 //    the same qp to another chip, and Receives, are not covered by a message.
 //  - Messages into one counter are grouped into FIFO channels (same sender
-//    stream, qp, destination chip and counter: delivered in issue order). A
+//    stream, qp, destination chip and counter: delivered in issue order; a
+//    refinement of the ChannelKey of the reference executor,
+//    check/executor.h, whose MessageDest() names the counter's chip). A
 //    MsgWait whose stream has consumed D messages of its counter (its own and
 //    its stream's earlier waits on the counter) has seen at least D
 //    deliveries. The k-th message of channel C is certainly among them when
@@ -144,9 +146,29 @@ class HappensBefore {
   void Run();
   // Builds the channels; false if the program is too large to index.
   bool Build();
+  // Fills the stream tables; returns the number of instructions.
+  uint64_t FlattenStreams();
+  void IndexStream(uint32_t g);
+  void IndexData(uint32_t g, uint32_t gi, const Instr& in);
+  void PairTwoSided();
   // One pass of the analysis with the current exclusions; false if a bound
   // stopped it.
   bool Round();
+  void RunStream(struct HbRound* r, uint32_t g);
+  bool TryWait(struct HbRound* r, uint32_t g, uint32_t gi);
+  void JoinMessage(struct HbRound* r, uint32_t g, uint32_t m);
+  bool TakeSnapshot(struct HbRound* r, uint32_t g);
+  Witness Carried(const struct HbRound& r, uint32_t g, uint32_t gi,
+                  const Instr& in) const;
+  // Analyze()'s parts.
+  InstrRef RefOf(uint32_t g, uint32_t i) const;
+  void FindWaitProblems(HbResult* r) const;
+  void CollectAccesses(std::vector<struct HbAccess>* acc) const;
+  void FindRaces(HbResult* r) const;
+  MemoryRace MakeRace(const struct HbAccess& first,
+                      const struct HbAccess& second) const;
+  // Ordered() on global instruction indices.
+  bool OrderedGlobal(uint32_t ga, uint32_t gb) const;
   // From the last round's clocks: how many messages of each FIFO feeding a
   // wait's counter are certainly issued only after the wait (and so cannot
   // count towards it). True if that changed anything.

@@ -195,7 +195,8 @@ TEST(DecodeTest, ChipRules) {
   v1::Trace t = Empty(4);
   StreamOf(&t, 0, 0);
   StreamOf(&t, 4, 0);
-  EXPECT_EQ(Error(t), "chips[1]: chip 4 out of range [0, 4)");
+  EXPECT_EQ(Error(t),
+            "chips[1]: chip 4 out of range [0, 4) (header.num_chips)");
 
   v1::Trace d = Empty(4);
   d.add_chips()->set_chip(0);
@@ -225,7 +226,8 @@ TEST(DecodeTest, InstructionWithoutKind) {
   s->add_instructions()->mutable_fence();
   s->add_instructions();
   EXPECT_EQ(Error(t),
-            "chip 1, stream 4, instruction 1: instruction has no kind (none "
+            "chip 1, stream 4, instruction 1 (no kind): instruction has no "
+            "kind (none "
             "of transfer, send, receive, msg_send, msg_wait, remote_msg_send, "
             "fence is set)");
 }
@@ -240,7 +242,7 @@ TEST(DecodeTest, PeerOutOfRangeNamesThePlaceAsInTheStyleGuide) {
   AddTransfer(s, 0, 70, 128);
   EXPECT_EQ(Error(t),
             "chip 3, stream 1, instruction 1207 (Transfer): dst_chip 70 out "
-            "of range [0, 64)");
+            "of range [0, 64) (header.num_chips)");
 }
 
 TEST(DecodeTest, QpIdMustNameAnExistingCdma) {
@@ -324,7 +326,7 @@ TEST(DecodeTest, PeersMustExistAndTwoSidedPeersMustBeRemote) {
   AddSend(StreamOf(&s4, 2, 0), 4, 8);
   EXPECT_EQ(Error(s4),
             "chip 2, stream 0, instruction 0 (Send): dst_chip 4 "
-            "out of range [0, 4)");
+            "out of range [0, 4) (header.num_chips)");
 
   v1::Trace r = Empty(4);
   AddReceive(StreamOf(&r, 3, 0), 3, 8);
@@ -335,7 +337,7 @@ TEST(DecodeTest, PeersMustExistAndTwoSidedPeersMustBeRemote) {
   AddReceive(StreamOf(&r9, 3, 0), 9, 8);
   EXPECT_EQ(Error(r9),
             "chip 3, stream 0, instruction 0 (Receive): src_chip "
-            "9 out of range [0, 4)");
+            "9 out of range [0, 4) (header.num_chips)");
 
   v1::Trace m = Empty(4);
   v1::RemoteMsgSend* x =
@@ -347,7 +349,7 @@ TEST(DecodeTest, PeersMustExistAndTwoSidedPeersMustBeRemote) {
   x->set_dst_chip(4);
   EXPECT_EQ(Error(m),
             "chip 0, stream 0, instruction 0 (RemoteMsgSend): "
-            "dst_chip 4 out of range [0, 4)");
+            "dst_chip 4 out of range [0, 4) (header.num_chips)");
 }
 
 TEST(DecodeTest, DataMovesNeedBytes) {
@@ -379,22 +381,26 @@ TEST(DecodeTest, AddressRangesMustNotOverflow) {
   AddTransfer(StreamOf(&t, 0, 0), 0, 1, 16)->set_src_addr(kMaxU64 - 15);
   EXPECT_EQ(Error(t),
             "chip 0, stream 0, instruction 0 (Transfer): src_addr "
-            "18446744073709551600 + bytes 16 overflows 2^64");
+            "18446744073709551600 + bytes 16 overflows 2^64 (the range's end "
+            "must fit in 64 bits)");
   v1::Trace d = Empty(2);
   AddTransfer(StreamOf(&d, 0, 0), 0, 1, 2)->set_dst_addr(kMaxU64);
   EXPECT_EQ(Error(d),
             "chip 0, stream 0, instruction 0 (Transfer): dst_addr "
-            "18446744073709551615 + bytes 2 overflows 2^64");
+            "18446744073709551615 + bytes 2 overflows 2^64 (the range's end "
+            "must fit in 64 bits)");
   v1::Trace s = Empty(2);
   AddSend(StreamOf(&s, 0, 0), 1, kMaxU64)->set_src_addr(1);
   EXPECT_EQ(Error(s),
             "chip 0, stream 0, instruction 0 (Send): src_addr 1 + bytes "
-            "18446744073709551615 overflows 2^64");
+            "18446744073709551615 overflows 2^64 (the range's end must fit "
+            "in 64 bits)");
   v1::Trace r = Empty(2);
   AddReceive(StreamOf(&r, 1, 0), 0, 8)->set_dst_addr(kMaxU64 - 3);
   EXPECT_EQ(Error(r),
             "chip 1, stream 0, instruction 0 (Receive): dst_addr "
-            "18446744073709551612 + bytes 8 overflows 2^64");
+            "18446744073709551612 + bytes 8 overflows 2^64 (the range's end "
+            "must fit in 64 bits)");
 }
 
 TEST(DecodeTest, ReduceMustBeKnown) {
@@ -443,8 +449,8 @@ TEST(DecodeTest, PairedSizesMustAgreeInOrderWithinOneStream) {
   AddReceive(StreamOf(&t, 1, 0), 0, 64);
   EXPECT_EQ(Error(t),
             "chip 0, stream 0, instruction 0 (Send): sends 64 bytes to chip "
-            "1, but its matching Receive (Send/Receive number 0 between these "
-            "chips), chip 1, stream 0, instruction 0 (Receive), expects 128 "
+            "1, but its matching Receive (number 0 between these chips), "
+            "chip 1, stream 0, instruction 0 (Receive), expects 128 "
             "bytes");
 }
 
@@ -464,10 +470,10 @@ TEST(DecodeTest, PairedSizesAcrossStreamsCompareAsMultisets) {
       ->mutable_receive()
       ->set_bytes(32);
   EXPECT_EQ(Error(t),
-            "chip 1, stream 1, instruction 0 (Receive): expects 32 bytes from "
-            "chip 0, but no Send of that size from chip 0 to chip 1 is left to "
-            "match it (sizes compared as a multiset, since the Sends or "
-            "Receives of this pair are spread over several streams)");
+            "chip 1, stream 1, instruction 0 (Receive): no Send of 32 bytes "
+            "between chip 0 and chip 1 is left to match it (sizes compared as "
+            "a multiset: the pair's Sends or Receives are in several "
+            "streams)");
 }
 
 TEST(DecodeTest, SeveralChipPairsAreCheckedSeparately) {
@@ -487,8 +493,8 @@ TEST(DecodeTest, SeveralChipPairsAreCheckedSeparately) {
       ->set_bytes(7);
   EXPECT_EQ(Error(t),
             "chip 2, stream 0, instruction 0 (Send): sends 102 bytes to chip "
-            "0, but its matching Receive (Send/Receive number 0 between these "
-            "chips), chip 0, stream 0, instruction 1 (Receive), expects 7 "
+            "0, but its matching Receive (number 0 between these chips), "
+            "chip 0, stream 0, instruction 1 (Receive), expects 7 "
             "bytes");
 }
 

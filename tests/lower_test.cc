@@ -1,17 +1,13 @@
 #include "collectives/lower.h"
 
 #include <cstdint>
-#include <deque>
-#include <functional>
 #include <limits>
-#include <map>
-#include <random>
-#include <set>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "check/executor.h"
+#include "check/semantics.h"
 #include "collectives/lower_internal.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
@@ -586,250 +582,26 @@ TEST(LowerPairwiseTest, ReadyThenBlocksThenSelf) {
 }
 
 // ---------------------------------------------------------------------------
-// Execution: a token game that runs the trace under a chosen delivery order,
-// moves symbolic data, and reports deadlocks, hazards and wrong results.
+// Execution: the reference executor of check/executor.h runs the trace under
+// a chosen schedule, moves symbolic data, and reports deadlocks, hazards and
+// wrong results (VerifySemantics compares every chip's output with the
+// collective's).
 //
 // Each posted item (Transfer or message) enters a FIFO channel. With
 // `per_qp` the channel is (source chip, qp, destination chip): the only
 // ordering the hardware promises (a message arrives after the data queued
 // before it on its qp). Without it the channel is (source, destination):
 // everything one chip sends another arrives in issue order.
-//
-// Data values: for AllReduce/ReduceScatter/AllGather a byte holds the bit
-// mask of the chips whose input it sums (reduce = disjoint union); for
-// AllToAll a byte holds (source chip + 1) << 32 | its input offset.
-class TokenGame {
- public:
-  TokenGame(const v1::Trace& t, bool per_qp) : t_(t), per_qp_(per_qp) {
-    const v1::CollectiveInfo& c = t.header().collective();
-    n_ = c.n();
-    m_ = c.bytes();
-    op_ = c.op();
-    mem_.resize(n_);
-    pc_.assign(n_, 0);
-    counters_.resize(n_);
-    for (uint32_t i = 0; i < n_; ++i) {
-      const uint64_t end =
-          c.buffers(i).output().addr() + c.buffers(i).output().bytes();
-      mem_[i].assign(std::max<uint64_t>(m_, end), 0);
-      const uint32_t lo = static_cast<uint32_t>(c.buffers(i).input().addr());
-      const uint32_t hi =
-          lo + static_cast<uint32_t>(c.buffers(i).input().bytes());
-      for (uint32_t x = lo; x < hi; ++x) {
-        mem_[i][x] = op_ == v1::ALLTOALL ? (uint64_t{i} + 1) << 32 | x
-                                         : uint64_t{1} << i;
-      }
-    }
-  }
 
-  using Key = std::tuple<uint32_t, uint32_t, uint32_t>;  // src, qp, dst
-  // An enabled action: run chip's next instruction, or deliver the head of
-  // the channel `key`.
-  struct Action {
-    bool deliver = false;
-    uint32_t chip = 0;
-    Key key;
-  };
-
-  // Runs to completion. `pick` chooses among the enabled actions (chip steps
-  // first, in chip order, then channels in creation order). Returns "" on
-  // success, else what went wrong.
-  std::string Run(
-      const std::function<size_t(const std::vector<Action>&)>& pick) {
-    for (;;) {
-      std::vector<Action> actions;
-      std::vector<size_t> channel_of;
-      for (uint32_t i = 0; i < n_; ++i) {
-        if (Runnable(i)) {
-          actions.push_back({false, i, {}});
-          channel_of.push_back(0);
-        }
-      }
-      for (size_t c = 0; c < channels_.size(); ++c) {
-        if (!channels_[c].second.empty()) {
-          actions.push_back({true, 0, channels_[c].first});
-          channel_of.push_back(c);
-        }
-      }
-      if (actions.empty()) break;
-      const size_t a = pick(actions);
-      const std::string err =
-          actions[a].deliver ? Deliver(channel_of[a]) : Step(actions[a].chip);
-      if (!err.empty()) return err;
-    }
-    for (uint32_t i = 0; i < n_; ++i) {
-      if (pc_[i] < static_cast<size_t>(Instrs(t_, i).size())) {
-        return absl::StrCat("deadlock: chip ", i, " stuck at instruction ",
-                            pc_[i]);
-      }
-      for (const auto& [counter, value] : counters_[i]) {
-        if (value != 0) {
-          return absl::StrCat("chip ", i, " counter ", counter, " left at ",
-                              value);
-        }
-      }
-    }
-    return CheckResult();
-  }
-
- private:
-  struct Item {
-    bool data = false;
-    uint32_t src_chip = 0, dst_chip = 0, counter = 0;
-    uint64_t src = 0, dst = 0, bytes = 0;
-    bool reduce = false;
-    std::vector<uint64_t> snapshot;  // source bytes when posted
-  };
-
-  bool Runnable(uint32_t i) const {
-    const auto& ins = Instrs(t_, i);
-    if (pc_[i] >= static_cast<size_t>(ins.size())) return false;
-    const v1::Instruction& in = ins[static_cast<int>(pc_[i])];
-    if (!in.has_msg_wait()) return true;
-    auto it = counters_[i].find(in.msg_wait().qp_id());
-    return it != counters_[i].end() && it->second >= in.msg_wait().count();
-  }
-
-  std::deque<Item>& Channel(uint32_t src, uint32_t qp, uint32_t dst) {
-    const Key key{src, per_qp_ ? qp : 0, dst};
-    auto it = channel_index_.find(key);
-    if (it == channel_index_.end()) {
-      it = channel_index_.emplace(key, channels_.size()).first;
-      channels_.push_back({key, {}});
-    }
-    return channels_[it->second].second;
-  }
-
-  std::string Step(uint32_t i) {
-    const v1::Instruction& in = Instrs(t_, i)[static_cast<int>(pc_[i]++)];
-    if (in.has_msg_wait()) {
-      counters_[i][in.msg_wait().qp_id()] -= in.msg_wait().count();
-    } else if (in.has_msg_send() || in.has_remote_msg_send()) {
-      Item item;
-      item.src_chip = i;
-      item.dst_chip = in.has_msg_send() ? i : in.remote_msg_send().dst_chip();
-      item.counter = in.has_msg_send() ? in.msg_send().dst_qp_id()
-                                       : in.remote_msg_send().dst_qp_id();
-      const uint32_t qp = in.has_msg_send() ? in.msg_send().qp_id()
-                                            : in.remote_msg_send().qp_id();
-      Channel(i, qp, item.dst_chip).push_back(std::move(item));
-    } else if (in.has_transfer()) {
-      const v1::Transfer& tr = in.transfer();
-      // Read after write: a write into my source still in flight.
-      for (const auto& ch : channels_) {
-        for (const Item& it : ch.second) {
-          if (it.data && it.dst_chip == i &&
-              it.dst < tr.src_addr() + tr.bytes() &&
-              tr.src_addr() < it.dst + it.bytes) {
-            return absl::StrCat("hazard: chip ", i, " reads [", tr.src_addr(),
-                                ", +", tr.bytes(), ") while a write from chip ",
-                                it.src_chip, " into it is in flight");
-          }
-        }
-      }
-      Item item;
-      item.data = true;
-      item.src_chip = i;
-      item.dst_chip = tr.dst_chip();
-      item.src = tr.src_addr();
-      item.dst = tr.dst_addr();
-      item.bytes = tr.bytes();
-      item.reduce = tr.reduce() == v1::REDUCE_SUM;
-      item.snapshot.assign(mem_[i].begin() + tr.src_addr(),
-                           mem_[i].begin() + tr.src_addr() + tr.bytes());
-      Channel(i, tr.qp_id(), item.dst_chip).push_back(std::move(item));
-    } else {
-      return "unexpected instruction";
-    }
-    return "";
-  }
-
-  std::string Deliver(size_t c) {
-    Item item = std::move(channels_[c].second.front());
-    channels_[c].second.pop_front();
-    if (!item.data) {
-      ++counters_[item.dst_chip][item.counter];
-      return "";
-    }
-    const std::vector<uint64_t>& src = mem_[item.src_chip];
-    for (uint64_t x = 0; x < item.bytes; ++x) {
-      if (src[item.src + x] != item.snapshot[x]) {
-        return absl::StrCat("hazard: chip ", item.src_chip, " source byte ",
-                            item.src + x,
-                            " changed while its transfer was in "
-                            "flight");
-      }
-    }
-    std::vector<uint64_t>& dst = mem_[item.dst_chip];
-    for (uint64_t x = 0; x < item.bytes; ++x) {
-      uint64_t& d = dst[item.dst + x];
-      if (item.reduce) {
-        if ((d & item.snapshot[x]) != 0) {
-          return absl::StrCat("chip ", item.dst_chip, " byte ", item.dst + x,
-                              " reduced twice with the same contribution");
-        }
-        d |= item.snapshot[x];
-      } else {
-        d = item.snapshot[x];
-      }
-    }
-    return "";
-  }
-
-  std::string CheckResult() const {
-    if (op_ == v1::ALLTOALL) {
-      // Chip p's slot q holds chip q's block p.
-      for (uint32_t p = 0; p < n_; ++p) {
-        const uint64_t slot = ChunkSize(m_, n_, p);
-        for (uint32_t q = 0; q < n_; ++q) {
-          for (uint64_t y = 0; y < slot; ++y) {
-            const uint64_t want =
-                (uint64_t{q} + 1) << 32 | (ChunkOffset(m_, n_, p) + y);
-            const uint64_t got = mem_[p][m_ + q * slot + y];
-            if (got != want) {
-              return absl::StrCat("chip ", p, " slot ", q, " byte ", y,
-                                  " holds ", got, ", want ", want);
-            }
-          }
-        }
-      }
-      return "";
-    }
-    const uint64_t all = n_ >= 64 ? ~uint64_t{0} : (uint64_t{1} << n_) - 1;
-    for (uint32_t i = 0; i < n_; ++i) {
-      for (uint32_t c = 0; c < n_; ++c) {
-        if (op_ == v1::REDUCESCATTER && c != i) continue;
-        const uint64_t want = op_ == v1::ALLGATHER ? uint64_t{1} << c : all;
-        const uint64_t lo = ChunkOffset(m_, n_, c);
-        for (uint64_t x = lo; x < lo + ChunkSize(m_, n_, c); ++x) {
-          if (mem_[i][x] != want) {
-            return absl::StrCat("chip ", i, " byte ", x, " holds ", mem_[i][x],
-                                ", want ", want);
-          }
-        }
-      }
-    }
-    return "";
-  }
-
-  const v1::Trace& t_;
-  bool per_qp_;
-  uint32_t n_ = 0;
-  uint64_t m_ = 0;
-  v1::CollectiveOp op_ = v1::ALLREDUCE;
-  std::vector<std::vector<uint64_t>> mem_;
-  std::vector<size_t> pc_;
-  std::vector<std::map<uint32_t, uint32_t>> counters_;
-  std::map<Key, size_t> channel_index_;
-  std::vector<std::pair<Key, std::deque<Item>>> channels_;
-};
+// "" if `t` computes its collective under `schedule`, else what went wrong.
+std::string Execute(const v1::Trace& t, bool per_qp, const Schedule& schedule) {
+  ExecOptions options;
+  options.per_qp = per_qp;
+  return std::string(VerifySemantics(t, schedule, options).message());
+}
 
 std::string RunRandom(const v1::Trace& t, bool per_qp, uint32_t seed) {
-  std::mt19937 rng(seed);
-  TokenGame game(t, per_qp);
-  return game.Run([&](const std::vector<TokenGame::Action>& actions) {
-    return std::uniform_int_distribution<size_t>(0, actions.size() - 1)(rng);
-  });
+  return Execute(t, per_qp, RandomSchedule(seed));
 }
 
 std::vector<Shape> SmallShapes() {
@@ -919,23 +691,34 @@ v1::Trace WithOneSharedDataCounter(const v1::Trace& t) {
 // Runs `t` with per-qp delivery, delivering the channel `slow` only when
 // nothing else can move. `unblocked` (if set) counts the times such a forced
 // delivery let something else move again: the slow qp was holding a chip up.
-std::string RunStarving(const v1::Trace& t, const TokenGame::Key& slow,
+// Otherwise: issues first (in chip order), then the channels in creation
+// order.
+std::string RunStarving(const v1::Trace& t, const ChannelKey& slow,
                         int* unblocked = nullptr) {
   bool forced = false;
   int count = 0;
-  TokenGame game(t, /*per_qp=*/true);
-  const std::string result =
-      game.Run([&](const std::vector<TokenGame::Action>& actions) {
-        for (size_t a = 0; a < actions.size(); ++a) {
-          if (!actions[a].deliver || actions[a].key != slow) {
-            if (forced) ++count;
-            forced = false;
-            return a;
-          }
-        }
-        forced = true;
-        return size_t{0};
-      });
+  const Schedule starve = [&](const std::vector<ExecAction>& actions) {
+    size_t best = actions.size();
+    for (size_t a = 0; a < actions.size(); ++a) {
+      const ExecAction& x = actions[a];
+      if (x.kind == ExecAction::kIssue) {
+        best = a;
+        break;
+      }
+      if (x.key != slow &&
+          (best == actions.size() || x.channel < actions[best].channel)) {
+        best = a;
+      }
+    }
+    if (best == actions.size()) {
+      forced = true;
+      return size_t{0};
+    }
+    if (forced) ++count;
+    forced = false;
+    return best;
+  };
+  const std::string result = Execute(t, /*per_qp=*/true, starve);
   if (unblocked != nullptr) *unblocked = count;
   return result;
 }
@@ -949,7 +732,7 @@ std::string RunStarving(const v1::Trace& t, const TokenGame::Key& slow,
 TEST(LowerRingHazardTest, PerStripeCountersKeepALaterStepFromSatisfyingAWait) {
   // 3 chips, 12 bytes: chunks of 4 bytes, 2 stripes of 2 bytes each.
   const v1::Trace t = MustLower(Spec(v1::ALLREDUCE, 3, 12, 2));
-  const TokenGame::Key slow{0, MakeQp(1, 0), 1};
+  const ChannelKey slow{0, MakeQp(1, 0), 1};
   // Chip 0 sends chunk 2 at step 0 (stripes [8,10) on qp 0, [10,12) on qp 4)
   // and chunk 1 at step 1. Chip 1's step-1 wait needs one message on counter
   // 0 and one on counter 4; the step-1 message on qp 0 goes to counter 0, so
@@ -963,8 +746,9 @@ TEST(LowerRingHazardTest, PerStripeCountersKeepALaterStepFromSatisfyingAWait) {
   const v1::Trace shared = WithOneSharedDataCounter(t);
   ASSERT_TRUE(ValidateAndDecode(shared, Hw(8).Target()).ok());
   EXPECT_EQ(RunStarving(shared, slow),
-            "hazard: chip 1 reads [10, +2) while a write from chip 0 into "
-            "it is in flight");
+            "semantics: chip 1, stream 0, instruction 9 (Transfer) reads "
+            "[10, 12) of chip 1 while a write into [10, 12) by chip 0, stream "
+            "0, instruction 4 (Transfer) is in flight");
   // The same schedule is harmless with one engine.
   EXPECT_EQ(RunStarving(MustLower(Spec(v1::ALLREDUCE, 3, 12, 1)), slow), "");
 }
@@ -976,13 +760,14 @@ TEST(LowerRingHazardTest, PerStripeCountersKeepALaterStepFromSatisfyingAWait) {
 // stand in for chunk 0's slow stripe [1, 2) on qp 4.
 TEST(LowerRingHazardTest, TwoChipsUnevenStripesAreSafeToo) {
   const v1::Trace t = MustLower(Spec(v1::ALLREDUCE, 2, 3, 2));
-  const TokenGame::Key slow{1, MakeQp(1, 0), 0};
+  const ChannelKey slow{1, MakeQp(1, 0), 0};
   int unblocked = 0;
   EXPECT_EQ(RunStarving(t, slow, &unblocked), "");
   EXPECT_GT(unblocked, 0);
   EXPECT_EQ(RunStarving(WithOneSharedDataCounter(t), slow),
-            "hazard: chip 0 reads [1, +1) while a write from chip 1 into "
-            "it is in flight");
+            "semantics: chip 0, stream 0, instruction 7 (Transfer) reads "
+            "[1, 2) of chip 0 while a write into [1, 2) by chip 1, stream 0, "
+            "instruction 4 (Transfer) is in flight");
 }
 
 // ---------------------------------------------------------------------------

@@ -18,32 +18,22 @@ namespace ccreplay {
 // instructions mapped as documented on Instr; a MsgWait's counter id is in
 // both qp_id and dst_qp.
 //
-// Checks, each failure an InvalidArgument naming its place, e.g.
+// Validation runs the rules of trace/rules.h (the ones `ccreplay check`
+// reports, ids and texts in docs/conformance.md) without the schema-strict
+// ones, and returns the first error as an InvalidArgument that starts with
+// its place, e.g.
 //   "chip 3, stream 1, instruction 1207 (Transfer): dst_chip 70 out of range
-//    [0, 64)" (instruction indices are 0-based positions in their stream):
-//  - header present, format_version FORMAT_VERSION_1, num_chips in
-//    [1, kMaxChips], and equal to hw.num_chips unless that is 0;
-//  - header.collective, if present: n in [1, num_chips], buffers on chips
-//    < num_chips, each chip at most once, ranges not overflowing 2^64;
-//    cdma_engines_used <= hw.cdma_engines (0 is taken as "not stated");
-//  - chips: chip < num_chips, each at most once; stream ids unique per chip;
-//  - every instruction has a kind;
-//  - qp_id (all kinds but MsgWait and Fence) = (cdma_id << 2) | vc_bank with
-//    cdma_id < hw.cdma_engines; counter ids (MsgSend / RemoteMsgSend
-//    dst_qp_id, MsgWait qp_id) < hw.num_qps();
-//  - peers < num_chips; Send, Receive and RemoteMsgSend peers differ from the
-//    own chip;
-//  - Transfer/Send/Receive bytes > 0 and addr + bytes < 2^64 (the end of the
-//    range fits a uint64); reduce a known
-//    ReduceOp; MsgWait count >= 1;
-//  - two-sided matching: for each ordered chip pair (A, B), as many Sends
-//    from A to B as Receives on B from A, with the same sizes (in order when
-//    each side sits in one stream, as a multiset otherwise).
+//    [0, 64) (header.num_chips)" (instruction indices are 0-based positions
+//    in their stream).
 // `hw` is HwConfig::Target() of the hardware the trace will run on; a target
 // with cdma_engines == 0 (a default-constructed one) is rejected with a clear
 // error.
 absl::StatusOr<Program> ValidateAndDecode(const v1::Trace& trace,
                                           const TraceTarget& hw);
+
+// The decoding step alone. REQUIRES: RunTraceRules() reported no error for
+// `trace` (the Program's invariants rest on those rules).
+Program DecodeValidated(const v1::Trace& trace);
 
 }  // namespace ccreplay
 

@@ -24,12 +24,21 @@ absl::string_view OpKindName(OpKind k) {
   return "?";
 }
 
+std::string PlaceText(int64_t chip, int64_t stream_id, int64_t instr,
+                      absl::string_view kind) {
+  if (chip < 0) return "";
+  std::string s = absl::StrCat("chip ", chip);
+  if (stream_id < 0) return s;
+  absl::StrAppend(&s, ", stream ", stream_id);
+  if (instr >= 0) absl::StrAppend(&s, ", instruction ", instr, " (", kind, ")");
+  return s;
+}
+
 std::string InstrPlace(const Program& p, uint32_t chip, uint32_t stream_index,
                        uint32_t instr_index) {
   const StreamProgram& s = p.chips[chip].streams[stream_index];
-  return absl::StrCat("chip ", chip, ", stream ", s.id, ", instruction ",
-                      instr_index, " (", OpKindName(s.instrs[instr_index].kind),
-                      ")");
+  return PlaceText(chip, s.id, instr_index,
+                   OpKindName(s.instrs[instr_index].kind));
 }
 
 }  // namespace ccreplay

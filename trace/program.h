@@ -87,8 +87,16 @@ struct Program {
   std::vector<ChipProgram> chips;  // size num_chips; absent chips are empty
 };
 
-// "chip 3, stream 1, instruction 12 (Transfer)": the place of an instruction
-// in the words every error and report uses.
+// The one formatter for a place, in the words every error, finding and
+// report uses: "chip 3", "chip 3, stream 1" or "chip 3, stream 1,
+// instruction 12 (Transfer)". `stream_id` is the trace's stream id,
+// `instr` the 0-based index in the stream; a negative value leaves that part
+// (and the finer ones) out; a negative chip gives "".
+std::string PlaceText(int64_t chip, int64_t stream_id = -1, int64_t instr = -1,
+                      absl::string_view kind = "");
+
+// PlaceText() of instruction `instr_index` of the `stream_index`-th stream of
+// `chip` in `p`.
 std::string InstrPlace(const Program& p, uint32_t chip, uint32_t stream_index,
                        uint32_t instr_index);
 

@@ -1,0 +1,97 @@
+// The trace-level conformance rules: the one place where what a valid trace
+// is gets written down. Each rule has a stable id (docs/conformance.md).
+// Two callers run the same rules:
+//  - ValidateAndDecode() (trace/decode.h) stops at the first error, so the
+//    replay never sees an invalid Program;
+//  - CheckTrace() (check/check.h) collects every finding and adds the rules
+//    that need more than the trace's structure (message counts, races, wait
+//    cycles, write + msg).
+#ifndef CCREPLAY_TRACE_RULES_H_
+#define CCREPLAY_TRACE_RULES_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "proto/trace.pb.h"
+#include "trace/program.h"
+
+namespace ccreplay {
+
+enum class Severity : uint8_t { kError, kWarning };
+absl::string_view SeverityName(Severity s);  // "error", "warning"
+
+struct RuleInfo {
+  absl::string_view id;
+  Severity severity;  // the usual severity (write-msg and race have both)
+  absl::string_view summary;
+};
+
+// The rules RunTraceRules() applies, in documentation order. All are errors.
+const std::vector<RuleInfo>& TraceRules();
+
+// The name of an instruction's kind: OpKindName() of its OpKind, "no kind"
+// when none is set. The one table of kind names is OpKindName().
+absl::string_view InstructionKindName(const v1::Instruction& in);
+
+// A place in a v1::Trace, by index into its repeated fields (not by chip or
+// stream id). -1 = coarser: {-1, -1, -1} is the whole trace (or its header
+// when `header` is set), {c, -1, -1} is trace.chips(c).
+struct TracePlace {
+  int chip = -1;    // index in trace.chips
+  int stream = -1;  // index in trace.chips(chip).streams
+  int instr = -1;   // index in that stream's instructions
+  bool header = false;
+
+  static TracePlace Header() {
+    TracePlace p;
+    p.header = true;
+    return p;
+  }
+};
+
+// "chip 3, stream 1, instruction 12 (Transfer)", "chip 3", "" for the trace
+// or its header: PlaceText() of trace/program.h with the trace's ids.
+// REQUIRES: the indices of `p` exist in `trace`.
+std::string TracePlaceText(const v1::Trace& trace, const TracePlace& p);
+
+// Where the rules report to. The runner calls Report() for each violation in
+// a fixed order (header, collective, chips in trace order with their streams
+// and instructions, then Send/Receive matching by ordered chip pair) and
+// stops as soon as Done() is true.
+class RuleSink {
+ public:
+  virtual ~RuleSink() = default;
+  // A violation of rule `rule` (an id of TraceRules()) at `place`. `message`
+  // does not repeat the place. `related` (or null) is the other place of a
+  // duplicate or a Send/Receive pair.
+  virtual void Report(absl::string_view rule, const TracePlace& place,
+                      std::string message, const TracePlace* related) = 0;
+  // True when no further finding is wanted (the first error, for decode).
+  virtual bool Done() const { return false; }
+  // Appended where a message names another place: "" by default, " at
+  // t.txtpb:40:5" for a text trace in `ccreplay check`.
+  virtual std::string Where(const TracePlace& p) const {
+    (void)p;
+    return "";
+  }
+};
+
+struct RuleOptions {
+  // Also report fields the schema does not define (rules unknown-field and
+  // msg-data-fields). Off for the replay, which ignores them as protobuf
+  // does (a newer writer's extra field must not stop an older replayer);
+  // `ccreplay check` turns it on.
+  bool schema_strict = false;
+};
+
+// Runs every rule of TraceRules() on `trace` against `target`. Returns true
+// if the header passed (format, num_chips, hardware): only then are chips,
+// instructions and matching checked.
+bool RunTraceRules(const v1::Trace& trace, const TraceTarget& target,
+                   const RuleOptions& options, RuleSink* sink);
+
+}  // namespace ccreplay
+
+#endif  // CCREPLAY_TRACE_RULES_H_
