@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
   AddReplayCommand(app, &exit_code);
   AddCheckCommand(app, &exit_code);
   AddCompareCommand(app, &exit_code);
+  AddModelsCommand(app, &exit_code);
+  AddCalibrateCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

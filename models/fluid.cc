@@ -125,12 +125,13 @@ double FluidStepUs(const Step& step, const Topology& topo,
   FluidProblem(step, topo, net, &capacity, &flows);
   const std::vector<double> finish = FluidFinishTimesUs(capacity, flows);
   double t = 0;
+  const double sync = SyncLatencyUs(net, topo, step);
   for (size_t i = 0; i < flows.size(); ++i) {
-    t = std::max(t, net.startup_us + finish[i] +
+    t = std::max(t, sync + net.startup_us + finish[i] +
                         PathLatencyUs(net, topo, step.flows[i].links) +
                         net.receive_us);
   }
-  return t;
+  return std::max(t, sync);
 }
 
 double FluidScheduleUs(const StepView& view, const Topology& topo,

@@ -12,7 +12,8 @@
 // link (capacity link_payload_bps) and every chip's CDMA injection
 // (inject_bps); a flow of S stripes demands at most S * engine_bps (one
 // engine per stripe). A flow f finishes its bytes at t_f under these rates;
-// the step lasts max over f of startup_us + t_f + path latency + receive_us,
+// the step lasts its rendezvous (SyncLatencyUs) plus max over f of
+// startup_us + t_f + path latency + receive_us,
 // and the schedule is the sum of its steps (each step waits for the last).
 #ifndef CCREPLAY_MODELS_FLUID_H_
 #define CCREPLAY_MODELS_FLUID_H_

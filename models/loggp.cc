@@ -18,7 +18,8 @@ double BandwidthTermUs(const Step& step, const NetParams& net, double G_eff) {
   std::map<uint32_t, uint64_t> chip_bytes;
   double w = 0;
   for (const Flow& f : step.flows) {
-    chip_bytes[f.src] += f.bytes;
+    chip_bytes[f.src] += f.bytes;  // local copies load the engines too
+    if (f.src == f.dst) continue;
     w = std::max(w, static_cast<double>(f.bytes) * G_eff);
   }
   for (const auto& [chip, bytes] : chip_bytes) {
@@ -41,11 +42,13 @@ double LogGpScheduleUs(const StepView& view, const Topology& topo,
                        const NetParams& net, bool contention) {
   const LogGpParams p = LogGpParamsFromNet(net);
   double t = 0;
-  for (size_t k = 0; k < view.steps.size(); ++k) {
-    const Step& step = view.steps[k];
+  const Step* prev = nullptr;  // the previous step with data
+  for (const Step& step : view.steps) {
+    if (step.flows.empty()) continue;
     const double factor = contention ? ContentionFactor(step, topo) : 1.0;
     const double w = BandwidthTermUs(step, net, p.G_us_per_byte * factor);
-    const bool phase_start = k == 0 || view.steps[k - 1].reduce != step.reduce;
+    const bool phase_start = prev == nullptr || prev->reduce != step.reduce;
+    prev = &step;
     if (phase_start) {
       double l = 0;
       for (const Flow& f : step.flows) {

@@ -21,7 +21,8 @@
 //   T = sum over steps.
 // A phase is a maximal run of steps that all reduce or all copy, so a ring
 // AllReduce is its ReduceScatter pipeline followed by its AllGather pipeline,
-// as in the closed form below.
+// as in the closed form below. LogP models data messages only: the
+// message-only rendezvous of a step (Step::sync) is not part of it.
 //
 // LogGP: G_eff = G (assumption 3: no link sharing).
 // LoGPC: G_eff = G * max(1, F_k / C), F_k the largest number of (src, dst)

@@ -9,16 +9,26 @@
 //
 // A flow of a step (NcFlowBoundUs) is one burst: sigma = its bytes (the whole
 // block is posted at once), rho = its demand. Its servers, in order:
-//   injection  R_0 = min(inject_bps / m_c, S * engine_bps),  T_0 = startup_us
-//              (m_c the flows its chip sends in the step, S its stripes)
-//   each link  R_h = link_payload_bps / F_h,  T_h = hop_us + packet_us
-//              (F_h the flows crossing it in the step, all served fairly; one
-//              packet slot for the non-preemptive packet already on the wire)
-//              + switch_us + packet_us when the link leaves a switch
-//              (store-and-forward)
-// and the message that follows the data adds receive_us. A step's bound is
-// its slowest flow's; the collective's is the sum over steps, each step
-// bounded from the moment the previous one is done.
+//   injection  R_0 = min(inject_bps / m_c, S * engine_bps),
+//              T_0 = startup_us * ceil(X_c / K)
+//              (m_c the flows its chip sends in the step, local copies
+//              included, S its stripes, X_c the Transfers of the chip in the
+//              step, K its engines: an engine's startups may all precede its
+//              data)
+//   each link  R_h = link_payload_bps / W / F_h,  T_h = hop_us + P
+//              (F_h the flows crossing it in the step, all served fairly;
+//              W = lane_groups when blocks are spread over the lane groups by
+//              address hash, since the hash may put every block of a flow
+//              on one group, and 1 for round-robin spreading; P = packet_us *
+//              lane_groups, one packet on one lane group, for the
+//              non-preemptive packet already on the wire)
+//              + switch_us + P when the link leaves a switch
+//              (store-and-forward of the flow's packet)
+// and the message that follows the data adds P per hop and receive_us. A
+// step's bound is its rendezvous (each sync message: per hop hop_us + 2P,
+// + switch_us at a switch; then receive_us) plus its slowest flow's; the
+// collective's is the sum over steps, each step bounded from the moment the
+// previous one is done.
 #ifndef CCREPLAY_MODELS_NETCALC_H_
 #define CCREPLAY_MODELS_NETCALC_H_
 

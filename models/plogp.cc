@@ -26,7 +26,9 @@ PlogpPoint Between(const PlogpPoint& lo, const PlogpPoint& hi, uint64_t m) {
 // Per sending chip, the sizes of its messages in the step, in order.
 std::map<uint32_t, std::vector<uint64_t>> Senders(const Step& step) {
   std::map<uint32_t, std::vector<uint64_t>> s;
-  for (const Flow& f : step.flows) s[f.src].push_back(f.bytes);
+  for (const Flow& f : step.flows) {
+    if (f.src != f.dst) s[f.src].push_back(f.bytes);  // calibrated: remote
+  }
   return s;
 }
 
@@ -87,10 +89,23 @@ std::vector<AlphaBetaPiece> AlphaBetaPieces(const PlogpTable& t) {
   return pieces;
 }
 
+namespace {
+
+// A step's rendezvous: one message-only crossing, L + o_r of the smallest
+// calibrated size (a message pays no sender DMA).
+double SyncUs(const Step& step, const PlogpTable& t) {
+  if (step.sync.empty()) return 0;
+  const PlogpPoint& p = t.points().front();
+  return p.L_us + p.or_us;
+}
+
+}  // namespace
+
 double PlogpScheduleUs(const StepView& view, const PlogpTable& t) {
   double total = 0;
   for (const Step& step : view.steps) {
     double worst = 0;
+    total += SyncUs(step, t);
     for (const auto& [chip, sizes] : Senders(step)) {
       double done = 0;
       for (size_t j = 0; j + 1 < sizes.size(); ++j) done += t.At(sizes[j]).g_us;
@@ -107,6 +122,7 @@ double AlphaBetaNScheduleUs(const StepView& view, const PlogpTable& t) {
   double total = 0;
   for (const Step& step : view.steps) {
     double worst = 0;
+    total += SyncUs(step, t);
     for (const auto& [chip, sizes] : Senders(step)) {
       uint64_t m = 0;
       for (uint64_t s : sizes) m += s;

@@ -18,14 +18,16 @@
 // PLogP on a schedule: a chip that sends messages m_1..m_k in a step (its
 // flows, in the step view's order) is done at
 //   sum_{j<k} g(m_j) + os(m_k) + L(m_k) + or(m_k);
-// a step takes its slowest chip, the collective the sum of its steps.
+// a step takes its slowest chip, plus L + o_r of the smallest calibrated
+// size when it opens with a rendezvous (Step::sync: a message-only
+// crossing); the collective is the sum of its steps.
 //
 // alpha(n)-beta(n): between calibrated sizes m_i < m_{i+1}
 //   beta_i  = (m_{i+1} - m_i) / (T1(m_{i+1}) - T1(m_i))
 //   alpha_i = T1(m_i) - m_i / beta_i
 // and a step of a chip sending m bytes in all costs alpha_i + m / beta_i
 // (= T1 interpolated at m); the collective is the sum over steps of the
-// slowest chip.
+// slowest chip, with the same rendezvous term as PLogP.
 #ifndef CCREPLAY_MODELS_PLOGP_H_
 #define CCREPLAY_MODELS_PLOGP_H_
 

@@ -14,15 +14,16 @@ namespace {
 using FlowKey = std::tuple<uint32_t, uint32_t, std::vector<uint32_t>>;
 struct StepAcc {
   std::map<FlowKey, Flow> flows;
+  std::map<FlowKey, Flow> sync;
   bool reduce = false;
 };
 
-void AddTransfer(const Topology& topo, uint32_t chip, const Instr& in,
-                 StepAcc& acc) {
+void AddSend(const Topology& topo, uint32_t chip, const Instr& in,
+             std::map<FlowKey, Flow>& flows) {
   std::vector<uint32_t> path =
       topo.Path(chip, in.peer, Topology::FlowHash(chip, in.peer, in.qp_id));
-  FlowKey key{chip, in.peer, path};
-  auto [it, inserted] = acc.flows.try_emplace(key);
+  FlowKey key{chip, in.peer, in.bytes > 0 ? path : std::vector<uint32_t>{}};
+  auto [it, inserted] = flows.try_emplace(key);
   Flow& f = it->second;
   if (inserted) {
     f.src = chip;
@@ -30,8 +31,7 @@ void AddTransfer(const Topology& topo, uint32_t chip, const Instr& in,
     f.links = std::move(path);
   }
   f.bytes += in.bytes;
-  f.stripes += 1;
-  acc.reduce = acc.reduce || in.reduce_sum;
+  f.stripes += in.bytes > 0 ? 1 : 0;
 }
 
 }  // namespace
@@ -53,12 +53,23 @@ absl::StatusOr<StepView> BuildStepView(const Program& program,
           ++step;
           moved = false;
         }
+        // Local copies cross no link but occupy the chip's engines.
         const bool remote_data =
             (in.kind == OpKind::kTransfer || in.kind == OpKind::kSend) &&
-            in.peer != chip && in.bytes > 0;
-        if (!remote_data) continue;
+            in.bytes > 0;
+        // A message sent before any data of the step is its rendezvous; one
+        // after data is that data's arrival notice (write + msg), whose
+        // latency the data flow already carries.
+        const bool sync =
+            in.kind == OpKind::kRemoteMsgSend && !moved && in.peer != chip;
+        if (!remote_data && !sync) continue;
         if (acc.size() <= step) acc.resize(step + 1);
-        AddTransfer(topology, chip, in, acc[step]);
+        if (sync) {
+          AddSend(topology, chip, in, acc[step].sync);
+          continue;
+        }
+        AddSend(topology, chip, in, acc[step].flows);
+        acc[step].reduce = acc[step].reduce || in.reduce_sum;
         moved = true;
       }
     }
@@ -66,10 +77,11 @@ absl::StatusOr<StepView> BuildStepView(const Program& program,
   StepView view;
   view.num_chips = program.num_chips;
   for (StepAcc& a : acc) {
-    if (a.flows.empty()) continue;
+    if (a.flows.empty() && a.sync.empty()) continue;
     Step s;
     s.reduce = a.reduce;
     for (auto& [key, flow] : a.flows) s.flows.push_back(std::move(flow));
+    for (auto& [key, flow] : a.sync) s.sync.push_back(std::move(flow));
     view.steps.push_back(std::move(s));
   }
   return view;

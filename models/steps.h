@@ -14,7 +14,8 @@
 
 namespace ccreplay {
 
-// Bytes from chip `src` to chip `dst` in one step that ride one path. A pair
+// Bytes from chip `src` to chip `dst` in one step that ride one path (no
+// link when src == dst: a local copy, which only occupies the engines). A pair
 // whose stripes hash onto different equal-cost paths (fat-tree) is split in
 // one flow per distinct path; on single-path topologies a pair is one flow.
 struct Flow {
@@ -27,20 +28,25 @@ struct Flow {
 
 struct Step {
   std::vector<Flow> flows;  // sorted by (src, dst, first link): deterministic
-  bool reduce = false;      // any of its Transfers reduces (a RS-like phase)
+  // Message-only sends that open the step before its data (rendezvous:
+  // "my buffer is ready"), bytes 0, stripes 0, one per (src, dst); their
+  // latency precedes the data on the critical path.
+  std::vector<Flow> sync;
+  bool reduce = false;  // any of its Transfers reduces (a RS-like phase)
 };
 
 struct StepView {
   uint32_t num_chips = 0;
-  std::vector<Step> steps;  // only steps that move bytes between chips
+  std::vector<Step> steps;  // only steps with data or sync between chips
 };
 
 // Splits every stream of `program` into steps: the k-th run of data-moving
-// instructions that follows a MsgWait (or the stream's start) is step k, so
+// instructions that follows a MsgWait (or the stream's start) is step k,
+// together with the RemoteMsgSends issued before that data (its sync), so
 // a ring's step s on every chip lands in step s and a pairwise AllToAll's
 // N-1 sends (issued without a wait between them) form one step. Local copies
-// (dst == own chip) and Receives (counted at their Send) move nothing over
-// links and are left out. Paths follow Topology::Path(src, dst, FlowHash(src,
+// (dst == own chip) are flows without links; Receives are counted at their
+// Send. Paths follow Topology::Path(src, dst, FlowHash(src,
 // dst, qp)), the replay's own ECMP choice.
 // REQUIRES: program decoded against a topology of program.num_chips chips.
 // Returns InvalidArgument when the chip counts differ.

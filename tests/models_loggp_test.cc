@@ -57,6 +57,10 @@ TEST(StepViewTest, RingAllReduceHasTwoPhasesOfNMinusOneSteps) {
   for (size_t k = 0; k < v.steps.size(); ++k) {
     EXPECT_EQ(v.steps[k].reduce, k < 7) << k;
     ASSERT_EQ(v.steps[k].flows.size(), 8u);  // every chip sends to next
+    // Only step 0 opens with a rendezvous (each chip to its prev).
+    EXPECT_EQ(v.steps[k].sync.size(), k == 0 ? 8u : 0u);
+    // Only step 0 opens with a rendezvous (each chip to its prev).
+    EXPECT_EQ(v.steps[k].sync.size(), k == 0 ? 8u : 0u);
     for (const Flow& f : v.steps[k].flows) {
       EXPECT_EQ(f.dst, (f.src + 1) % 8);
       EXPECT_EQ(f.bytes, (8u << 20) / 8);  // one chunk, M / N
@@ -71,11 +75,15 @@ TEST(StepViewTest, PairwiseAllToAllIsOneStepOfAllPairs) {
   const StepView v =
       Lowered(v1::ALLTOALL, "pairwise", 4, 4096, TopologyKind::kSwitch, &topo);
   ASSERT_EQ(v.steps.size(), 1u);
-  EXPECT_EQ(v.steps[0].flows.size(), 12u);  // 4 * 3 remote blocks
+  // 4 * 3 remote blocks and every chip's own block, copied locally.
+  EXPECT_EQ(v.steps[0].flows.size(), 16u);
   for (const Flow& f : v.steps[0].flows) {
-    EXPECT_EQ(f.bytes, 1024u);      // M / N
-    EXPECT_EQ(f.links.size(), 2u);  // chip -> switch -> chip
+    EXPECT_EQ(f.bytes, 1024u);  // M / N
+    // chip -> switch -> chip; a local copy crosses nothing.
+    EXPECT_EQ(f.links.size(), f.src == f.dst ? 0u : 2u);
   }
+  // The rendezvous: every chip tells its 3 senders that its slots are free.
+  EXPECT_EQ(v.steps[0].sync.size(), 12u);
 }
 
 // The closed form of SPEC.md §6 equals the schedule-driven LoGPC where every

@@ -21,7 +21,8 @@ TEST(NetCalcTest, ConcatenationOverThreeHops) {
   EXPECT_TRUE(std::isinf(DelayBoundUs({1e6, 150e9}, s)));
 }
 
-// Two flows into chip 2 through a switch: on the downlink R = 360 / 2 GB/s.
+// Two flows into chip 2 through a switch: on the downlink R = 360 / 4 / 2
+// GB/s (TPS186 hashes blocks over 4 lane groups: a flow may get only one).
 TEST(NetCalcTest, FlowServersThroughASwitch) {
   const NetParams net = NetParamsFromHw(DefaultTps186());
   const Topology topo = *Topology::Build(TopologyKind::kSwitch, 3);
@@ -33,12 +34,21 @@ TEST(NetCalcTest, FlowServersThroughASwitch) {
   ASSERT_EQ(h.size(), 3u);                 // injection, uplink, downlink
   EXPECT_DOUBLE_EQ(h[0].rate_bps, 512e9);  // min(512e9 / 1, 8 * 64e9)
   EXPECT_DOUBLE_EQ(h[0].latency_us, 0.29);
-  EXPECT_DOUBLE_EQ(h[1].rate_bps, 360e9);  // uplink: one flow
-  EXPECT_NEAR(h[1].latency_us, 0.225 + 0.0008, 1e-12);
-  EXPECT_DOUBLE_EQ(h[2].rate_bps, 180e9);  // downlink: two flows
-  EXPECT_NEAR(h[2].latency_us, 0.225 + 0.0008 + 1.0 + 0.0008, 1e-12);
-  // d = (0.29 + 0.2258 + 1.2266) + 1.8e6 / 180e9 s = 1.7424 + 10 us.
-  EXPECT_NEAR(NcStepBoundUs(s, topo, net), 1.7424 + 10, 1e-9);
+  EXPECT_DOUBLE_EQ(h[1].rate_bps, 360e9 / 4);  // uplink: one flow
+  // T = one crossing + one 320-byte packet on one 100 GB/s lane group.
+  const double lane_packet = 320 / 100e9 * 1e6;  // 0.0032 us
+  EXPECT_NEAR(h[1].latency_us, 0.225 + lane_packet, 1e-12);
+  EXPECT_DOUBLE_EQ(h[2].rate_bps, 360e9 / 4 / 2);  // downlink: two flows
+  // Leaving the switch: + forwarding and the store-and-forwarded packet.
+  EXPECT_NEAR(h[2].latency_us, 0.225 + lane_packet + 1.0 + lane_packet, 1e-12);
+  // T = 0.29 + 0.2282 + 1.2314 = 1.7496; the arrival notice behind the data
+  // takes one lane packet per hop (2); sigma / R = 1.8e6 / 45e9 s = 40 us.
+  const double t = 0.29 + 0.2282 + 1.2314;
+  EXPECT_NEAR(NcStepBoundUs(s, topo, net), t + 2 * lane_packet + 40, 1e-9);
+  // Spread round-robin, a flow is guaranteed the whole link's share.
+  NetParams rr = net;
+  rr.hashed_lanes = false;
+  EXPECT_NEAR(NcStepBoundUs(s, topo, rr), t + 2 * lane_packet + 10, 1e-9);
 }
 
 }  // namespace
