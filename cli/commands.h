@@ -15,6 +15,8 @@
 #include "absl/status/statusor.h"
 #include "hw/config.h"
 #include "proto/trace.pb.h"
+#include "models/plogp.h"
+#include "proto/models.pb.h"
 
 namespace ccreplay {
 
@@ -62,6 +64,30 @@ void AddReplayCommand(CLI::App& app, int* exit_code);
 void AddCheckCommand(CLI::App& app, int* exit_code);
 void AddCompareCommand(CLI::App& app, int* exit_code);
 void AddImportCommand(CLI::App& app, int* exit_code);
+void AddModelsCommand(CLI::App& app, int* exit_code);
+void AddCalibrateCommand(CLI::App& app, int* exit_code);
+
+// cmd_calibrate.cc (docs/models.md, "Calibration"): PLogP measured on the
+// replay, a P2P from chip 0 to chip 1 of `n` chips joined by `kind`.
+struct CalibrationSetup {
+  TopologyKind kind = TopologyKind::kRing;
+  TopologyParams params;
+  uint32_t n = 2;
+  std::vector<uint64_t> sizes;   // bytes, strictly increasing
+  uint32_t stream_messages = 4;  // >= 2
+};
+// 64 B to 64 MiB in powers of 2 (K = 21).
+std::vector<uint64_t> DefaultCalibrationSizes();
+absl::StatusOr<v1::PlogpCalibration> CalibrateOnReplay(
+    const HwConfig& hw, const CalibrationSetup& setup);
+// The table the models read; InvalidArgument naming `name` and both hardware
+// names when the calibration's hardware is not `workload_hw`.
+absl::StatusOr<PlogpTable> PlogpTableFromCalibration(
+    const v1::PlogpCalibration& cal, const std::string& name,
+    const HwConfig& workload_hw);
+// Text format; errors as path:line:col.
+absl::StatusOr<v1::PlogpCalibration> ReadCalibrationFile(
+    const std::string& path);
 
 }  // namespace ccreplay
 

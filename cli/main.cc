@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   AddCheckCommand(app, &exit_code);
   AddCompareCommand(app, &exit_code);
   AddImportCommand(app, &exit_code);
+  AddModelsCommand(app, &exit_code);
+  AddCalibrateCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -10,9 +10,10 @@ set(allowed_hw base proto trace hw)
 set(allowed_collectives base proto trace hw collectives)
 set(allowed_check base proto trace hw collectives check)
 set(allowed_import base proto trace hw collectives import)
+set(allowed_models base proto trace hw collectives models)
 set(allowed_replay base proto trace hw replay)
-set(allowed_cli base proto trace hw collectives check import replay cli)
-set(layers base trace hw collectives check import replay cli)
+set(allowed_cli base proto trace hw collectives check import replay models cli)
+set(layers base trace hw collectives check import replay models cli)
 set(project_dirs base proto trace hw collectives check import replay cli models
     report
     tests bench)

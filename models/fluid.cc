@@ -1,0 +1,144 @@
+#include "models/fluid.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace ccreplay {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// Relative slack for "full" and "done": rates are sums of doubles.
+constexpr double kEps = 1e-9;
+
+// One round of progressive filling: the increment every unfixed flow can
+// still take together.
+double FillIncrement(const std::vector<double>& left,
+                     const std::vector<uint32_t>& unfixed_on,
+                     const std::vector<FluidFlow>& flows,
+                     const std::vector<double>& rate,
+                     const std::vector<bool>& fixed) {
+  double inc = kInf;
+  for (size_t r = 0; r < left.size(); ++r) {
+    if (unfixed_on[r] > 0) inc = std::min(inc, left[r] / unfixed_on[r]);
+  }
+  for (size_t i = 0; i < flows.size(); ++i) {
+    if (!fixed[i] && flows[i].demand_bps > 0) {
+      inc = std::min(inc, flows[i].demand_bps - rate[i]);
+    }
+  }
+  return std::max(inc, 0.0);
+}
+
+}  // namespace
+
+std::vector<double> MaxMinRates(const std::vector<double>& capacity_bps,
+                                const std::vector<FluidFlow>& flows) {
+  std::vector<double> rate(flows.size(), 0.0);
+  std::vector<bool> fixed(flows.size(), false);
+  std::vector<double> left = capacity_bps;
+  size_t unfixed = flows.size();
+  while (unfixed > 0) {
+    std::vector<uint32_t> unfixed_on(left.size(), 0);
+    for (size_t i = 0; i < flows.size(); ++i) {
+      if (fixed[i]) continue;
+      for (uint32_t r : flows[i].resources) ++unfixed_on[r];
+    }
+    const double inc = FillIncrement(left, unfixed_on, flows, rate, fixed);
+    if (inc == kInf) break;  // flows bounded by nothing: REQUIRES violated
+    for (size_t i = 0; i < flows.size(); ++i) {
+      if (fixed[i]) continue;
+      rate[i] += inc;
+      for (uint32_t r : flows[i].resources) left[r] -= inc;
+    }
+    // Fix the flows at their demand or behind a full resource.
+    for (size_t i = 0; i < flows.size(); ++i) {
+      if (fixed[i]) continue;
+      bool stop = flows[i].demand_bps > 0 &&
+                  rate[i] >= flows[i].demand_bps * (1 - kEps);
+      for (uint32_t r : flows[i].resources) {
+        stop = stop || left[r] <= capacity_bps[r] * kEps;
+      }
+      if (stop) {
+        fixed[i] = true;
+        --unfixed;
+      }
+    }
+  }
+  return rate;
+}
+
+std::vector<double> FluidFinishTimesUs(const std::vector<double>& capacity_bps,
+                                       const std::vector<FluidFlow>& flows) {
+  std::vector<double> finish(flows.size(), 0.0);
+  std::vector<double> left(flows.size());
+  std::vector<size_t> active;
+  for (size_t i = 0; i < flows.size(); ++i) {
+    left[i] = flows[i].bytes;
+    if (left[i] > 0) active.push_back(i);
+  }
+  double now_s = 0;
+  while (!active.empty()) {
+    std::vector<FluidFlow> sub;
+    for (size_t i : active) sub.push_back(flows[i]);
+    const std::vector<double> rate = MaxMinRates(capacity_bps, sub);
+    double dt = kInf;
+    for (size_t j = 0; j < active.size(); ++j) {
+      dt = std::min(dt, left[active[j]] / rate[j]);
+    }
+    now_s += dt;
+    std::vector<size_t> still;
+    for (size_t j = 0; j < active.size(); ++j) {
+      const size_t i = active[j];
+      left[i] -= rate[j] * dt;
+      if (left[i] <= flows[i].bytes * kEps) {
+        finish[i] = now_s * 1e6;
+      } else {
+        still.push_back(i);
+      }
+    }
+    active.swap(still);
+  }
+  return finish;
+}
+
+void FluidProblem(const Step& step, const Topology& topo, const NetParams& net,
+                  std::vector<double>* capacity_bps,
+                  std::vector<FluidFlow>* flows) {
+  const size_t num_links = topo.links().size();
+  capacity_bps->assign(num_links, net.link_payload_bps);
+  capacity_bps->resize(num_links + topo.num_chips(), net.inject_bps);
+  flows->clear();
+  for (const Flow& f : step.flows) {
+    FluidFlow ff;
+    ff.resources = f.links;
+    ff.resources.push_back(static_cast<uint32_t>(num_links + f.src));
+    ff.demand_bps = f.stripes * net.engine_bps;
+    ff.bytes = static_cast<double>(f.bytes);
+    flows->push_back(std::move(ff));
+  }
+}
+
+double FluidStepUs(const Step& step, const Topology& topo,
+                   const NetParams& net) {
+  std::vector<double> capacity;
+  std::vector<FluidFlow> flows;
+  FluidProblem(step, topo, net, &capacity, &flows);
+  const std::vector<double> finish = FluidFinishTimesUs(capacity, flows);
+  double t = 0;
+  const double sync = SyncLatencyUs(net, topo, step);
+  for (size_t i = 0; i < flows.size(); ++i) {
+    t = std::max(t, sync + net.startup_us + finish[i] +
+                        PathLatencyUs(net, topo, step.flows[i].links) +
+                        net.receive_us);
+  }
+  return std::max(t, sync);
+}
+
+double FluidScheduleUs(const StepView& view, const Topology& topo,
+                       const NetParams& net) {
+  double t = 0;
+  for (const Step& s : view.steps) t += FluidStepUs(s, topo, net);
+  return t;
+}
+
+}  // namespace ccreplay

@@ -1,0 +1,60 @@
+// Fluid max-min (SPEC.md §6, seed 004; the analytic mode of SimAI): flows are
+// continuous, every shared resource is divided max-min fairly by progressive
+// filling, and rates are recomputed whenever a flow ends. Units: bytes, bytes
+// per second, us.
+//
+// Progressive filling: all unfixed flows grow at the same rate; a flow is
+// fixed when it reaches its own demand (rate cap) or when a resource it
+// crosses is full. The result is the unique max-min fair allocation: no flow
+// can get more without taking from a flow that has no more than it.
+//
+// On a step of the schedule (FluidStepUs) the resources are every directed
+// link (capacity link_payload_bps) and every chip's CDMA injection
+// (inject_bps); a flow of S stripes demands at most S * engine_bps (one
+// engine per stripe). A flow f finishes its bytes at t_f under these rates;
+// the step lasts its rendezvous (SyncLatencyUs) plus max over f of
+// startup_us + t_f + path latency + receive_us,
+// and the schedule is the sum of its steps (each step waits for the last).
+#ifndef CCREPLAY_MODELS_FLUID_H_
+#define CCREPLAY_MODELS_FLUID_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "hw/topology.h"
+#include "models/net_params.h"
+#include "models/steps.h"
+
+namespace ccreplay {
+
+struct FluidFlow {
+  std::vector<uint32_t> resources;  // indices into the capacity vector
+  double demand_bps = 0;            // the flow's own cap; 0 = none
+  double bytes = 0;                 // FluidFinishTimesUs only
+};
+
+// Max-min fair rates (bytes/s) of `flows` over resources of `capacity_bps`.
+// REQUIRES: every resource index < capacity_bps.size(); every flow crosses
+// at least one resource or has a demand.
+std::vector<double> MaxMinRates(const std::vector<double>& capacity_bps,
+                                const std::vector<FluidFlow>& flows);
+
+// When each flow, all started at t = 0, has moved its bytes (us), with the
+// max-min rates recomputed each time a flow ends.
+std::vector<double> FluidFinishTimesUs(const std::vector<double>& capacity_bps,
+                                       const std::vector<FluidFlow>& flows);
+
+// The resources and flows of one step as above (links first, then one
+// injection resource per chip).
+void FluidProblem(const Step& step, const Topology& topo, const NetParams& net,
+                  std::vector<double>* capacity_bps,
+                  std::vector<FluidFlow>* flows);
+
+double FluidStepUs(const Step& step, const Topology& topo,
+                   const NetParams& net);
+double FluidScheduleUs(const StepView& view, const Topology& topo,
+                       const NetParams& net);
+
+}  // namespace ccreplay
+
+#endif  // CCREPLAY_MODELS_FLUID_H_

@@ -1,0 +1,124 @@
+#include "models/netcalc.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+namespace ccreplay {
+
+RateLatency Concatenate(const std::vector<RateLatency>& hops) {
+  RateLatency total{std::numeric_limits<double>::infinity(), 0.0};
+  for (const RateLatency& h : hops) {
+    total.rate_bps = std::min(total.rate_bps, h.rate_bps);
+    total.latency_us += h.latency_us;
+  }
+  return total;
+}
+
+double DelayBoundUs(const LeakyBucket& a, const RateLatency& s) {
+  if (a.rho_bps > s.rate_bps) return std::numeric_limits<double>::infinity();
+  return s.latency_us + a.sigma_bytes / s.rate_bps * 1e6;
+}
+
+namespace {
+
+// One packet on one lane group: a link's lane groups each carry 1/W of its
+// rate, so a packet occupies its lane W packet slots.
+double LanePacketUs(const NetParams& net) {
+  return net.packet_us * std::max<uint32_t>(1, net.lane_groups);
+}
+
+// The rendezvous bound: each sync message crosses its hops behind at most
+// one packet on its lane and pays its own lane slot.
+double SyncBoundUs(const Step& step, const Topology& topo,
+                   const NetParams& net) {
+  double worst = 0;
+  for (const Flow& f : step.sync) {
+    double t = net.receive_us;
+    for (uint32_t l : f.links) {
+      t += net.hop_us + 2 * LanePacketUs(net);
+      if (topo.IsSwitch(topo.links()[l].src)) t += net.switch_us;
+    }
+    worst = std::max(worst, t);
+  }
+  return worst;
+}
+
+// What the servers of a step's flows depend on, counted once per step.
+struct StepCounts {
+  std::vector<uint32_t> flows_on_link;  // every flow, ECMP sub-flows too
+  std::map<uint32_t, uint32_t> flows_of_chip;
+  std::map<uint32_t, uint32_t> transfers_of_chip;  // stripes, all flows
+};
+
+StepCounts Count(const Step& step, const Topology& topo) {
+  StepCounts c;
+  c.flows_on_link.assign(topo.links().size(), 0);
+  for (const Flow& f : step.flows) {
+    ++c.flows_of_chip[f.src];
+    c.transfers_of_chip[f.src] += f.stripes;
+    for (uint32_t l : f.links) ++c.flows_on_link[l];
+  }
+  return c;
+}
+
+std::vector<RateLatency> Servers(const Flow& flow, const StepCounts& c,
+                                 const Topology& topo, const NetParams& net) {
+  std::vector<RateLatency> servers;
+  // An engine runs its Transfers one after another; in the worst case none
+  // of their startups overlaps earlier data, so the busiest engine's
+  // startups all come first.
+  const uint32_t engines = std::max<uint32_t>(1, net.engines);
+  const uint32_t per_engine =
+      (c.transfers_of_chip.at(flow.src) + engines - 1) / engines;
+  servers.push_back({std::min(net.inject_bps / c.flows_of_chip.at(flow.src),
+                              flow.stripes * net.engine_bps),
+                     net.startup_us * per_engine});
+  // With hashed lanes nothing stops every block of a flow landing on one
+  // lane group: the guaranteed rate is one group's.
+  const double lanes = net.hashed_lanes ? net.lane_groups : 1.0;
+  for (uint32_t l : flow.links) {
+    RateLatency hop{net.link_payload_bps / lanes / c.flows_on_link[l],
+                    net.hop_us + LanePacketUs(net)};
+    if (topo.IsSwitch(topo.links()[l].src)) {
+      hop.latency_us += net.switch_us + LanePacketUs(net);
+    }
+    servers.push_back(hop);
+  }
+  return servers;
+}
+
+}  // namespace
+
+std::vector<RateLatency> NcFlowServers(const Step& step, size_t i,
+                                       const Topology& topo,
+                                       const NetParams& net) {
+  return Servers(step.flows[i], Count(step, topo), topo, net);
+}
+
+double NcStepBoundUs(const Step& step, const Topology& topo,
+                     const NetParams& net) {
+  const StepCounts counts = Count(step, topo);
+  double worst = 0;
+  for (size_t i = 0; i < step.flows.size(); ++i) {
+    const RateLatency s =
+        Concatenate(Servers(step.flows[i], counts, topo, net));
+    // rho = the service rate: the source never outpaces its own server.
+    const LeakyBucket a{static_cast<double>(step.flows[i].bytes), s.rate_bps};
+    // The data-arrival message follows the last byte: its own lane slot
+    // per hop, then the receiver's overhead.
+    const double notice =
+        step.flows[i].links.size() * LanePacketUs(net) + net.receive_us;
+    worst = std::max(worst, DelayBoundUs(a, s) + notice);
+  }
+  return SyncBoundUs(step, topo, net) + worst;
+}
+
+double NcScheduleBoundUs(const StepView& view, const Topology& topo,
+                         const NetParams& net) {
+  double t = 0;
+  for (const Step& s : view.steps) t += NcStepBoundUs(s, topo, net);
+  return t;
+}
+
+}  // namespace ccreplay

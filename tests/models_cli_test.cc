@@ -1,0 +1,169 @@
+// The ladder against the replay: calibration round trip, the network-calculus
+// bound over a small grid, and the command line's errors.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "cli/commands.h"
+#include "cli/run.h"
+#include "collectives/collective.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "hw/config.h"
+#include "models/plogp.h"
+#include "models/steps.h"
+
+namespace ccreplay {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Result {
+  int code = -1;
+  std::string out;
+};
+
+Result RunCli(const std::string& args) {
+  const std::string cmd = std::string(CCREPLAY_BINARY) + " " + args + " 2>&1";
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t got = 0;
+  while ((got = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, got);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string TempPath(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          (name + "." + std::to_string(getpid())))
+      .string();
+}
+
+// Calibrate on TPS186, write and read back the text format, and predict
+// with PLogP the replay's own P2P at every calibrated size: within 2%.
+TEST(CalibrationTest, RoundTripPredictsThePingWithinTwoPercent) {
+  const HwConfig& hw = DefaultTps186();
+  CalibrationSetup setup;
+  setup.sizes = DefaultCalibrationSizes();
+  auto cal = CalibrateOnReplay(hw, setup);
+  ASSERT_TRUE(cal.ok()) << cal.status();
+  ASSERT_EQ(cal->points_size(), 21);
+  const std::string path = TempPath("models_cal.txtpb");
+  std::string text;
+  ASSERT_TRUE(google::protobuf::TextFormat::PrintToString(*cal, &text));
+  std::ofstream(path) << text;
+  auto back = ReadCalibrationFile(path);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(back.ok()) << back.status();
+  auto table = PlogpTableFromCalibration(*back, path, hw);
+  ASSERT_TRUE(table.ok()) << table.status();
+  for (uint64_t m : setup.sizes) {
+    CollectiveSpec spec;
+    spec.op = v1::P2P;
+    spec.algorithm = "direct";
+    spec.n = 2;
+    spec.bytes = m;
+    auto run = LowerAndReplay(spec, hw, ReplayOptions{});
+    ASSERT_TRUE(run.ok()) << run.status();
+    auto view = BuildStepView(run->program, *run->topology);
+    ASSERT_TRUE(view.ok()) << view.status();
+    const double replay = run->result.makespan.us();
+    const double plogp = PlogpScheduleUs(*view, *table);
+    EXPECT_NEAR(plogp, replay, 0.02 * replay) << m << " bytes";
+    const double abn = AlphaBetaNScheduleUs(*view, *table);
+    EXPECT_NEAR(abn, replay, 0.02 * replay) << m << " bytes";
+  }
+}
+
+TEST(CalibrationTest, OtherHardwareIsAnErrorNamingBoth) {
+  const HwConfig& hw = DefaultTps186();
+  CalibrationSetup setup;
+  setup.sizes = {64, 4096};
+  auto cal = CalibrateOnReplay(hw, setup);
+  ASSERT_TRUE(cal.ok()) << cal.status();
+  HwConfig other = hw;
+  other.name = "slow";
+  other.link_bytes_per_s = 100'000'000'000;
+  auto t = PlogpTableFromCalibration(*cal, "p.txtpb", other);
+  ASSERT_FALSE(t.ok());
+  EXPECT_THAT(t.status().message(), HasSubstr("p.txtpb"));
+  EXPECT_THAT(t.status().message(), HasSubstr("'TPS186'"));
+  EXPECT_THAT(t.status().message(), HasSubstr("'slow'"));
+}
+
+TEST(CalibrationTest, BadTextNamesLineAndColumn) {
+  const std::string path = TempPath("models_bad.txtpb");
+  std::ofstream(path) << "topology: \"ring\"\npoints { bytes: x }\n";
+  auto cal = ReadCalibrationFile(path);
+  std::filesystem::remove(path);
+  ASSERT_FALSE(cal.ok());
+  EXPECT_THAT(cal.status().message(), HasSubstr(path + ":2:"));
+}
+
+// Network calculus is an upper bound: on every point of a small sweep grid
+// (every op of the accuracy sweep, N = 8, two sizes, four topologies) its
+// bound is at least the replay's time.
+TEST(ModelsSweepTest, NetworkCalculusBoundsTheReplay) {
+  const std::string csv = TempPath("models_sweep.csv");
+  const Result r = RunCli(
+      "models --sweep --n 8 --sizes 4K,1M "
+      "--topology ring,fullmesh,switch,board-fattree:cpb=4 --csv " +
+      csv);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> header = absl::StrSplit(line, ',');
+  int replay_col = -1, nc_col = -1;
+  for (size_t i = 0; i < header.size(); ++i) {
+    if (header[i] == "replay_us") replay_col = i;
+    if (header[i] == "nc_us") nc_col = i;
+  }
+  ASSERT_GE(replay_col, 0);
+  ASSERT_GE(nc_col, 0);
+  int rows = 0;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> cells = absl::StrSplit(line, ',');
+    const double replay = std::stod(cells[replay_col]);
+    const double nc = std::stod(cells[nc_col]);
+    EXPECT_GE(nc, replay) << line;
+    ++rows;
+  }
+  std::filesystem::remove(csv);
+  EXPECT_EQ(rows, 4 * 2 * 4);  // ops x sizes x topologies
+}
+
+TEST(ModelsCliTest, OneCollectivePrintsEveryModelWithSignedErrors) {
+  const Result r = RunCli(
+      "models --op allreduce --n 8 --bytes 64K --topology ring --advise");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* m : {"replay", "alpha-beta", "alpha(n)-beta(n)", "LogGP",
+                        "PLogP", "LoGPC", "fluid max-min", "network calculus",
+                        "M/D/1", "recommends:", "measured best:"}) {
+    EXPECT_THAT(r.out, HasSubstr(m));
+  }
+}
+
+TEST(ModelsCliTest, BadInputExitsOneAndUsageTwo) {
+  Result r = RunCli("models --op allreduce --n 8 --topology nowhere");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("--topology 'nowhere'"));
+  r = RunCli("models --sweep --ops allreduce");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("op:algorithm"));
+  r = RunCli("models --no-such-flag");
+  EXPECT_EQ(r.code, 2) << r.out;
+}
+
+}  // namespace
+}  // namespace ccreplay
