@@ -88,6 +88,7 @@ absl::StatusOr<PlogpTable> PlogpTableFromCalibration(
 // Text format; errors as path:line:col.
 absl::StatusOr<v1::PlogpCalibration> ReadCalibrationFile(
     const std::string& path);
+void AddHwCommand(CLI::App& app, int* exit_code);
 
 }  // namespace ccreplay
 

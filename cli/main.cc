@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   AddImportCommand(app, &exit_code);
   AddModelsCommand(app, &exit_code);
   AddCalibrateCommand(app, &exit_code);
+  AddHwCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
