@@ -1,4 +1,4 @@
-// Fluid max-min (SPEC.md §6, seed 004; the analytic mode of SimAI): flows are
+// Fluid max-min (docs/spec-notes.md §6, seed 004; the analytic mode of SimAI): flows are
 // continuous, every shared resource is divided max-min fairly by progressive
 // filling, and rates are recomputed whenever a flow ends. Units: bytes, bytes
 // per second, us.

@@ -1,4 +1,4 @@
-// LogGP and LoGPC (SPEC.md §6, seed 004; Moritz & Frank, IEEE TPDS 2001),
+// LogGP and LoGPC (docs/spec-notes.md §6, seed 004; Moritz & Frank, IEEE TPDS 2001),
 // driven by the step view of a lowered schedule. Units: us and bytes.
 //
 // Parameters (LogGpParamsFromNet, docs/models.md):

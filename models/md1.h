@@ -1,4 +1,4 @@
-// M/D/1 mean queueing at switch output ports (SPEC.md §6, seed 004; Bertsekas
+// M/D/1 mean queueing at switch output ports (docs/spec-notes.md §6, seed 004; Bertsekas
 // & Gallager 1992), added to the switch latency of the alpha-beta model.
 // Units: us.
 //

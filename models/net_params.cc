@@ -16,7 +16,12 @@ NetParams NetParamsFromHw(const HwConfig& hw) {
   p.receive_us = hw.msg_remote_latency.us();
   p.hop_us = (hw.link_latency + hw.link_propagation).us();
   p.lane_groups = hw.lane_groups;
-  p.hashed_lanes = !hw.interleave_round_robin && hw.lane_groups > 1;
+  // Address-based interleaves (hash or XOR fold) can put a short flow on
+  // one lane group; only round-robin cannot.
+  p.hashed_lanes =
+      hw.interleave != InterleaveKind::kRoundRobin && hw.lane_groups > 1;
+  p.switch_hop_us =
+      (hw.switch_port_latency + hw.switch_port_propagation).us();
   p.switch_us = hw.switch_forwarding.us();
   p.packet_us = hw.link_bytes_per_s > 0
                     ? wire / static_cast<double>(hw.link_bytes_per_s) * 1e6
@@ -28,8 +33,11 @@ double PathLatencyUs(const NetParams& p, const Topology& topo,
                      const std::vector<uint32_t>& links) {
   double t = 0;
   for (uint32_t l : links) {
-    t += p.hop_us;
-    if (topo.IsSwitch(topo.links()[l].src)) t += p.switch_us + p.packet_us;
+    if (topo.IsSwitch(topo.links()[l].src)) {
+      t += p.switch_hop_us + p.switch_us + p.packet_us;
+    } else {
+      t += p.hop_us;
+    }
   }
   return t;
 }

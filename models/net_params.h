@@ -31,6 +31,8 @@ struct NetParams {
   double receive_us = 0;
   // One link crossing: link latency + propagation, us. TPS186 0.225.
   double hop_us = 0;
+  // A switch output's latency + propagation (switch_config.port_*), us.
+  double switch_hop_us = 0;
   // One switch pass: forwarding latency, us. TPS186 1.0.
   double switch_us = 0;
   // Lane groups a link's bandwidth is split into, and whether a flow's
@@ -46,7 +48,8 @@ struct NetParams {
 
 NetParams NetParamsFromHw(const HwConfig& hw);
 
-// Latency of a path with no data on it, us: every link crossing (hop_us),
+// Latency of a path with no data on it, us: every chip link crossing
+// (hop_us) and switch output (switch_hop_us),
 // and at every switch it passes the switch forwarding plus one packet slot
 // (store-and-forward receives a whole packet before sending it on).
 double PathLatencyUs(const NetParams& p, const Topology& topo,

@@ -1,4 +1,4 @@
-// Network calculus (SPEC.md §6, seed 004; Le Boudec & Thiran, LNCS 2050): a
+// Network calculus (docs/spec-notes.md §6, seed 004; Le Boudec & Thiran, LNCS 2050): a
 // worst-case delay bound per flow, per step and per collective. Units: bytes,
 // bytes per second, us.
 //

@@ -1,4 +1,4 @@
-// PLogP (Kielmann et al., IPDPS 2000) and alpha(n)-beta(n) (SPEC.md §6): the
+// PLogP (Kielmann et al., IPDPS 2000) and alpha(n)-beta(n) (docs/spec-notes.md §6): the
 // LogP / alpha-beta parameters as functions of the message size m, measured
 // at K sizes (20-50) and interpolated in between. Units: bytes, us.
 //
