@@ -346,7 +346,7 @@ class Checker : public RuleSink {
                     in.peer, " cannot know when the data has landed",
                     used ? absl::StrCat(", and it uses that memory (reads it "
                                         "or returns it as output)")
-                         : std::string(" (write + msg contract, SPEC.md §4)")));
+                         : std::string(" (write + msg contract, docs/spec-notes.md §4)")));
           }
         }
       }

@@ -1,4 +1,4 @@
-// Static conformance check of a trace against the spec (SPEC.md §4,
+// Static conformance check of a trace against the spec (docs/spec-notes.md §4,
 // proto/trace.proto, docs/instructions.md) and the hardware it will run on.
 // It runs the structural rules of trace/rules.h (the ones ValidateAndDecode()
 // stops at the first error of) and reports every finding, each with a stable

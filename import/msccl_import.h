@@ -1,6 +1,6 @@
 // Imports an MSCCL-IR XML algorithm (import/msccl_xml.h) as a ccreplay trace:
 // threadblocks become streams, channels CDMA engines (and so qp ids), each
-// matched send/receive the write + msg path of SPEC.md §4 with a
+// matched send/receive the write + msg path of docs/spec-notes.md §4 with a
 // receiver-ready message where the sender could otherwise overwrite memory
 // the receiver still uses, reductions reduce-on-write Transfers or local
 // reduce Transfers, depid/deps MsgSend/MsgWait between streams of one chip,
@@ -22,7 +22,7 @@
 namespace ccreplay {
 
 struct MscclImportOptions {
-  // M of SPEC.md §2 for the file's collective, bytes (AllReduce: each chip's
+  // M of docs/spec-notes.md §2 for the file's collective, bytes (AllReduce: each chip's
   // vector; AllGather: the whole output; ReduceScatter: each chip's input;
   // AllToAll: each chip's total send). The chunk is M / nchunksperloop bytes.
   // REQUIRES: > 0 and a multiple of nchunksperloop (an error otherwise).

@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "cli/run.h"
 #include "hw/provenance.h"
 #include "replay/breakdown.h"
 

@@ -1,5 +1,5 @@
 // LogGP / LoGPC on lowered schedules, against hand-computed times and the
-// seed's ring AllReduce closed form (SPEC.md §6).
+// seed's ring AllReduce closed form (docs/spec-notes.md §6).
 #include <algorithm>
 
 #include "collectives/collective.h"
@@ -86,7 +86,7 @@ TEST(StepViewTest, PairwiseAllToAllIsOneStepOfAllPairs) {
   EXPECT_EQ(v.steps[0].sync.size(), 12u);
 }
 
-// The closed form of SPEC.md §6 equals the schedule-driven LoGPC where every
+// The closed form of docs/spec-notes.md §6 equals the schedule-driven LoGPC where every
 // ring neighbour has its own link (F = 1): on a full mesh and on a ring.
 TEST(LoGpcTest, RingAllReduceClosedFormEqualsScheduleOnMeshAndRing) {
   const NetParams net = NetParamsFromHw(DefaultTps186());
