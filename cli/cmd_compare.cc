@@ -8,17 +8,17 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/table.h"
+#include "cli/commands.h"
+#include "cli/run.h"
 #include "collectives/collective.h"
 #include "collectives/groups.h"
 #include "collectives/lower.h"
 #include "collectives/math.h"
 #include "hw/topology.h"
 #include "import/msccl_import.h"
-#include "cli/commands.h"
-#include "cli/run.h"
-#include "trace/decode.h"
 #include "replay/engine.h"
-#include "base/table.h"
+#include "trace/decode.h"
 
 namespace ccreplay {
 namespace {
@@ -61,6 +61,57 @@ absl::StatusOr<v1::Trace> ImportForCompare(
   return trace;
 }
 
+// Replays one (topology, algorithm) cell of the comparison and adds its row.
+absl::Status CompareOne(const HwConfig& hw, const CompareArgs& a,
+                        v1::CollectiveOp op, uint64_t bytes, uint64_t chunk,
+                        const std::pair<TopologyKind, TopologyParams>& topo,
+                        const std::string& topo_text, const std::string& algo,
+                        const MathParams& mp, Table* t) {
+  CollectiveSpec spec;
+  spec.op = op;
+  spec.n = a.n;
+  spec.group_size = a.group_size;
+  spec.bytes = bytes;
+  spec.algorithm = algo;
+  spec.topology = topo.first;
+  spec.cdma_engines = a.cdma;
+  spec.chunk_bytes = chunk;
+  const std::string where = absl::StrCat(algo, " on ", topo_text, ": ");
+  const bool imported = absl::StartsWith(algo, "msccl:");
+  auto trace = imported
+                   ? ImportForCompare(algo.substr(6), a, op, bytes, hw, topo)
+                   : LowerCollective(spec, hw);
+  if (!trace.ok()) {
+    return absl::Status(trace.status().code(),
+                        absl::StrCat(where, trace.status().message()));
+  }
+  auto program = ValidateAndDecode(*trace, hw.Target());
+  if (!program.ok()) return program.status();
+  auto topology = Topology::Build(topo.first, a.n, topo.second);
+  if (!topology.ok()) {
+    return absl::Status(topology.status().code(),
+                        absl::StrCat(where, topology.status().message()));
+  }
+  auto result = Replay(*program, hw, *topology, ReplayOptions{});
+  if (!result.ok()) {
+    return absl::Status(result.status().code(),
+                        absl::StrCat(where, result.status().message()));
+  }
+  const uint32_t g = spec.GroupSize();
+  const std::vector<TimePs> groups = GroupTimes(result->chip_finish, g);
+  TimePs fastest = groups.empty() ? TimePs() : groups[0];
+  for (TimePs x : groups) fastest = std::min(fastest, x);
+  const double us = result->makespan.us();
+  auto math = MathTimeUs(op, g, bytes, topo.first, mp);
+  const double math_us = math.ok() ? *math : 0.0;
+  const std::string label =
+      imported ? absl::StrCat("msccl:", trace->header().source().file()) : algo;
+  return t->AddRow({label, TopologySpecString(topo.first, topo.second), g,
+                    static_cast<uint64_t>(groups.size()), bytes, us,
+                    fastest.us(), math_us, math_us > 0 ? us / math_us : 0.0,
+                    AlgBwGBps(bytes, us), BusBwGBps(op, g, bytes, us)});
+}
+
 absl::StatusOr<Table> Compare(const HwConfig& base_hw, const CompareArgs& a) {
   auto op = ParseCollectiveOp(a.op);
   if (!op.ok()) return op.status();
@@ -96,52 +147,11 @@ absl::StatusOr<Table> Compare(const HwConfig& base_hw, const CompareArgs& a) {
     hw.topology = topo->first;
     hw.topology_params = topo->second;
     for (const std::string& algo : algos) {
-      CollectiveSpec spec;
-      spec.op = *op;
-      spec.n = a.n;
-      spec.group_size = a.group_size;
-      spec.bytes = *bytes;
-      spec.algorithm = algo;
-      spec.topology = topo->first;
-      spec.cdma_engines = a.cdma;
-      spec.chunk_bytes = *chunk;
-      const std::string where = absl::StrCat(algo, " on ", topo_text, ": ");
-      const bool imported = absl::StartsWith(algo, "msccl:");
-      auto trace =
-          imported ? ImportForCompare(algo.substr(6), a, *op, *bytes, hw, *topo)
-                   : LowerCollective(spec, hw);
-      if (!trace.ok()) {
-        return absl::Status(trace.status().code(),
-                            absl::StrCat(where, trace.status().message()));
+      if (auto s = CompareOne(hw, a, *op, *bytes, *chunk, *topo, topo_text,
+                              algo, mp, &t);
+          !s.ok()) {
+        return s;
       }
-      auto program = ValidateAndDecode(*trace, hw.Target());
-      if (!program.ok()) return program.status();
-      auto topology = Topology::Build(topo->first, a.n, topo->second);
-      if (!topology.ok()) {
-        return absl::Status(topology.status().code(),
-                            absl::StrCat(where, topology.status().message()));
-      }
-      auto result = Replay(*program, hw, *topology, ReplayOptions{});
-      if (!result.ok()) {
-        return absl::Status(result.status().code(),
-                            absl::StrCat(where, result.status().message()));
-      }
-      const uint32_t g = spec.GroupSize();
-      const std::vector<TimePs> groups = GroupTimes(result->chip_finish, g);
-      TimePs fastest = groups.empty() ? TimePs() : groups[0];
-      for (TimePs x : groups) fastest = std::min(fastest, x);
-      const double us = result->makespan.us();
-      auto math = MathTimeUs(*op, g, *bytes, topo->first, mp);
-      const double math_us = math.ok() ? *math : 0.0;
-      const std::string label =
-          imported ? absl::StrCat("msccl:", trace->header().source().file())
-                   : algo;
-      auto s =
-          t.AddRow({label, TopologySpecString(topo->first, topo->second), g,
-                    static_cast<uint64_t>(groups.size()), *bytes, us,
-                    fastest.us(), math_us, math_us > 0 ? us / math_us : 0.0,
-                    AlgBwGBps(*bytes, us), BusBwGBps(*op, g, *bytes, us)});
-      if (!s.ok()) return s;
     }
   }
   return t;

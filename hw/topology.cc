@@ -40,76 +40,7 @@ absl::StatusOr<Topology> Topology::Build(TopologyKind kind, uint32_t num_chips,
   t.params_ = *resolved;
   t.num_chips_ = num_chips;
   t.num_nodes_ = num_chips;
-  const uint32_t cpb = t.params_.chips_per_board;
-  switch (kind) {
-    case TopologyKind::kRing:
-    case TopologyKind::kRingUni:
-      t.out_links_.resize(t.num_nodes_);
-      // Cable i joins chip i and chip i+1. Adding i -> i+1 before i+1 -> i
-      // for every cable makes ties go in the increasing direction.
-      if (num_chips == 2) {
-        t.AddCable(0, 1);
-      } else if (num_chips > 2) {
-        for (uint32_t i = 0; i < num_chips; ++i) {
-          if (kind == TopologyKind::kRing) {
-            t.AddCable(i, (i + 1) % num_chips);
-          } else {
-            t.AddLink(i, (i + 1) % num_chips);
-          }
-        }
-      }
-      break;
-    case TopologyKind::kSwitch:
-      t.num_nodes_ = num_chips + 1;
-      t.out_links_.resize(t.num_nodes_);
-      for (uint32_t i = 0; i < num_chips; ++i) t.AddCable(i, num_chips);
-      break;
-    case TopologyKind::kFullMesh:
-      t.out_links_.resize(t.num_nodes_);
-      for (uint32_t a = 0; a < num_chips; ++a) {
-        for (uint32_t b = a + 1; b < num_chips; ++b) t.AddCable(a, b);
-      }
-      break;
-    case TopologyKind::kBoardRing: {
-      t.out_links_.resize(t.num_nodes_);
-      t.CableBoardMeshes();
-      // Chip k of board b to chip k of board b+1: every chip has two
-      // external ports (one when there are two boards, none for one).
-      const uint32_t boards = num_chips / cpb;
-      const uint32_t cables = boards == 2 ? 1 : (boards > 2 ? boards : 0);
-      for (uint32_t b = 0; b < cables; ++b) {
-        for (uint32_t k = 0; k < cpb; ++k) {
-          t.AddCable(b * cpb + k, ((b + 1) % boards) * cpb + k);
-        }
-      }
-      break;
-    }
-    case TopologyKind::kBoardFatTree: {
-      const uint32_t boards = num_chips / cpb;
-      const uint32_t spines = t.params_.fat_tree_spines;
-      t.num_nodes_ = num_chips + boards + spines;
-      t.out_links_.resize(t.num_nodes_);
-      t.CableBoardMeshes();
-      for (uint32_t c = 0; c < num_chips; ++c) {
-        t.AddCable(c, num_chips + c / cpb);  // uplink to the board's leaf
-      }
-      for (uint32_t b = 0; b < boards; ++b) {
-        for (uint32_t s = 0; s < spines; ++s) {
-          t.AddCable(num_chips + b, num_chips + boards + s);
-        }
-      }
-      break;
-    }
-    case TopologyKind::kBoardDragonfly:
-      t.out_links_.resize(t.num_nodes_);
-      t.CableBoardMeshes();
-      t.CableDragonfly();
-      break;
-    case TopologyKind::kTorus2D:
-      t.out_links_.resize(t.num_nodes_);
-      t.CableTorus();
-      break;
-  }
+  t.Cable();
   const uint64_t entries = static_cast<uint64_t>(t.num_nodes_) * num_chips;
   if (entries > kMaxRouteEntries) {
     return fail(absl::StrCat(t.num_nodes_, " nodes x ", num_chips,
@@ -123,6 +54,79 @@ absl::StatusOr<Topology> Topology::Build(TopologyKind kind, uint32_t num_chips,
   }
   if (auto s = t.ComputeRoutes(); !s.ok()) return s;
   return t;
+}
+
+void Topology::Cable() {
+  const uint32_t cpb = params_.chips_per_board;
+  switch (kind_) {
+    case TopologyKind::kRing:
+    case TopologyKind::kRingUni:
+      out_links_.resize(num_nodes_);
+      // Cable i joins chip i and chip i+1. Adding i -> i+1 before i+1 -> i
+      // for every cable makes ties go in the increasing direction.
+      if (num_chips_ == 2) {
+        AddCable(0, 1);
+      } else if (num_chips_ > 2) {
+        for (uint32_t i = 0; i < num_chips_; ++i) {
+          if (kind_ == TopologyKind::kRing) {
+            AddCable(i, (i + 1) % num_chips_);
+          } else {
+            AddLink(i, (i + 1) % num_chips_);
+          }
+        }
+      }
+      break;
+    case TopologyKind::kSwitch:
+      num_nodes_ = num_chips_ + 1;
+      out_links_.resize(num_nodes_);
+      for (uint32_t i = 0; i < num_chips_; ++i) AddCable(i, num_chips_);
+      break;
+    case TopologyKind::kFullMesh:
+      out_links_.resize(num_nodes_);
+      for (uint32_t a = 0; a < num_chips_; ++a) {
+        for (uint32_t b = a + 1; b < num_chips_; ++b) AddCable(a, b);
+      }
+      break;
+    case TopologyKind::kBoardRing: {
+      out_links_.resize(num_nodes_);
+      CableBoardMeshes();
+      // Chip k of board b to chip k of board b+1: every chip has two
+      // external ports (one when there are two boards, none for one).
+      const uint32_t boards = num_chips_ / cpb;
+      const uint32_t cables = boards == 2 ? 1 : (boards > 2 ? boards : 0);
+      for (uint32_t b = 0; b < cables; ++b) {
+        for (uint32_t k = 0; k < cpb; ++k) {
+          AddCable(b * cpb + k, ((b + 1) % boards) * cpb + k);
+        }
+      }
+      break;
+    }
+    case TopologyKind::kBoardFatTree: {
+      const uint32_t boards = num_chips_ / cpb;
+      const uint32_t spines = params_.fat_tree_spines;
+      num_nodes_ = num_chips_ + boards + spines;
+      out_links_.resize(num_nodes_);
+      CableBoardMeshes();
+      for (uint32_t c = 0; c < num_chips_; ++c) {
+        AddCable(c, num_chips_ + c / cpb);  // uplink to the board's leaf
+      }
+      for (uint32_t b = 0; b < boards; ++b) {
+        for (uint32_t s = 0; s < spines; ++s) {
+          AddCable(num_chips_ + b, num_chips_ + boards + s);
+        }
+      }
+      break;
+    }
+    case TopologyKind::kBoardDragonfly:
+      out_links_.resize(num_nodes_);
+      CableBoardMeshes();
+      CableDragonfly();
+      break;
+    case TopologyKind::kTorus2D:
+      out_links_.resize(num_nodes_);
+      CableTorus();
+      break;
+  }
 }
 
 void Topology::CableBoardMeshes() {

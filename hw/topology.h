@@ -119,6 +119,8 @@ class Topology {
   }
   void AddCable(uint32_t a, uint32_t b);
   void AddLink(uint32_t a, uint32_t b);  // one direction only
+  // Adds the nodes and links of kind_ over num_chips_ chips.
+  void Cable();
   void CableBoardMeshes();
   void CableDragonfly();
   void CableTorus();

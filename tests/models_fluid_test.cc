@@ -54,8 +54,12 @@ TEST(FluidStepTest, SharedDownlinkHalvesEachFlow) {
   for (uint32_t src : {0u, 1u}) {
     s.flows.push_back({src, 2, 1'800'000, 8, topo.Path(src, 2)});
   }
-  // startup 0.29 + 1.8e6 B / 180e9 B/s (10 us) + 2 * 0.225 + 1.0 + 0.0008.
-  EXPECT_NEAR(FluidStepUs(s, topo, net), 0.29 + 10 + 0.45 + 1.0008, 1e-9);
+  // startup 0.29 + 1.8e6 B / 180e9 B/s (10 us) + the chip's link 0.225 +
+  // the switch output's latency and cable (switch_config.port_*: 0 at
+  // TPS186) + forwarding 1.0 + one packet slot 0.0008.
+  ASSERT_EQ(net.switch_hop_us, 0.0);
+  EXPECT_NEAR(FluidStepUs(s, topo, net),
+              0.29 + 10 + 0.225 + net.switch_hop_us + 1.0008, 1e-9);
 }
 
 // One stripe caps a flow at one engine's 64 GB/s, below the link's 360.

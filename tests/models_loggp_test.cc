@@ -127,8 +127,11 @@ TEST(LoGpcTest, SharedSwitchDownlinkDoublesG) {
   }
   v.steps.push_back(s);
   EXPECT_DOUBLE_EQ(LoGpcWorstFactor(v, topo), 2.0);
-  // L = 2 crossings * 0.225 + switch 1.0 + one packet 0.0008 = 1.4508 us.
-  const double l = 2 * 0.225 + 1.0 + 0.0008;
+  // L = the chip's link 0.225 + the switch output's latency and cable
+  // (switch_config.port_*: 0 at TPS186) + switch 1.0 + one packet 0.0008
+  // = 1.2258 us.
+  ASSERT_EQ(net.switch_hop_us, 0.0);
+  const double l = 0.225 + net.switch_hop_us + 1.0 + 0.0008;
   // LogGP: 2o + L + M G = 0.29 + 1.4508 + 1e6 / 360e9 s.
   EXPECT_NEAR(LogGpScheduleUs(v, topo, net, false),
               0.29 + l + 1e6 / 360e9 * 1e6, 1e-9);
