@@ -9,6 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/run_cli.h"
 #include "nlohmann/json.hpp"
 
 namespace {
@@ -16,22 +17,9 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-struct CmdResult {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
-
+using CmdResult = ccreplay_test::CliResult;
 CmdResult Ccreplay(const std::string& args) {
-  const std::string cmd = std::string(CCREPLAY_BINARY) + " " + args + " 2>&1";
-  CmdResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return ccreplay_test::RunCcreplay(args);
 }
 
 class CliTest : public ::testing::Test {

@@ -8,34 +8,22 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/run_cli.h"
 
 namespace {
 
 using ::testing::HasSubstr;
 
-struct Result {
-  int code = -1;
-  std::string out;
-};
-
+using Result = ccreplay_test::CliResult;
 Result RunCli(const std::string& args) {
-  const std::string cmd = std::string(CCREPLAY_BINARY) + " " + args + " 2>&1";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t got = 0;
-  while ((got = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, got);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return ccreplay_test::RunCcreplay(args);
 }
 
 TEST(CompareTest, OneRowPerAlgorithmAndTopology) {
   const Result r = RunCli(
       "compare --op allreduce --n 8 --bytes 64K --algo ring,hd "
       "--topology ring,fullmesh");
-  ASSERT_EQ(r.code, 0) << r.out;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr("algorithm"));
   EXPECT_THAT(r.out, HasSubstr("busbw_GBps"));
   // 2 algorithms x 2 topologies, after the comment and the header line.
@@ -61,7 +49,7 @@ TEST(CompareTest, TwoChipsAllAlgorithmsTie) {
   const Result r = RunCli(
       "compare --op allreduce --n 2 --bytes 1M --algo "
       "ring,ring_2port,rh,rd,hd");
-  ASSERT_EQ(r.code, 0) << r.out;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   // Rows 3..7 of the output; column 6 is replay_us, equal in every row.
   std::istringstream in(r.out);
   std::string line;
@@ -81,7 +69,7 @@ TEST(CompareTest, TwoChipsAllAlgorithmsTie) {
 
 TEST(CompareTest, BadAlgorithmIsAnInputError) {
   const Result r = RunCli("compare --op allreduce --n 4 --algo nope");
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.out, HasSubstr("nope on ring: lowering: unsupported"));
 }
 

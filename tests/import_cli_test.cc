@@ -11,6 +11,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/run_cli.h"
 
 namespace {
 
@@ -19,22 +20,9 @@ using ::testing::HasSubstr;
 const std::string kShared = CCREPLAY_SOURCE_DIR "/../shared/data/msccl";
 const std::string kOwn = CCREPLAY_SOURCE_DIR "/tests/data/msccl";
 
-struct CmdResult {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
-
+using CmdResult = ccreplay_test::CliResult;
 CmdResult Ccreplay(const std::string& args) {
-  const std::string cmd = std::string(CCREPLAY_BINARY) + " " + args + " 2>&1";
-  CmdResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return ccreplay_test::RunCcreplay(args);
 }
 
 std::string Slurp(const std::string& path) {

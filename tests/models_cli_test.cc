@@ -16,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
+#include "tests/run_cli.h"
 #include "hw/config.h"
 #include "models/plogp.h"
 #include "models/steps.h"
@@ -25,22 +26,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct Result {
-  int code = -1;
-  std::string out;
-};
-
+using Result = ccreplay_test::CliResult;
 Result RunCli(const std::string& args) {
-  const std::string cmd = std::string(CCREPLAY_BINARY) + " " + args + " 2>&1";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t got = 0;
-  while ((got = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, got);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return ccreplay_test::RunCcreplay(args);
 }
 
 std::string TempPath(const std::string& name) {
@@ -119,7 +107,7 @@ TEST(ModelsSweepTest, NetworkCalculusBoundsTheReplay) {
       "models --sweep --n 8 --sizes 4K,1M "
       "--topology ring,fullmesh,switch,board-fattree:cpb=4 --csv " +
       csv);
-  ASSERT_EQ(r.code, 0) << r.out;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   std::ifstream in(csv);
   std::string line;
   std::getline(in, line);
@@ -146,7 +134,7 @@ TEST(ModelsSweepTest, NetworkCalculusBoundsTheReplay) {
 TEST(ModelsCliTest, OneCollectivePrintsEveryModelWithSignedErrors) {
   const Result r = RunCli(
       "models --op allreduce --n 8 --bytes 64K --topology ring --advise");
-  ASSERT_EQ(r.code, 0) << r.out;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   for (const char* m : {"replay", "alpha-beta", "alpha(n)-beta(n)", "LogGP",
                         "PLogP", "LoGPC", "fluid max-min", "network calculus",
                         "M/D/1", "recommends:", "measured best:"}) {
@@ -156,13 +144,13 @@ TEST(ModelsCliTest, OneCollectivePrintsEveryModelWithSignedErrors) {
 
 TEST(ModelsCliTest, BadInputExitsOneAndUsageTwo) {
   Result r = RunCli("models --op allreduce --n 8 --topology nowhere");
-  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_THAT(r.out, HasSubstr("--topology 'nowhere'"));
   r = RunCli("models --sweep --ops allreduce");
-  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_THAT(r.out, HasSubstr("op:algorithm"));
   r = RunCli("models --no-such-flag");
-  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(r.exit_code, 2) << r.out;
 }
 
 }  // namespace
