@@ -73,10 +73,18 @@ std::vector<std::pair<std::string, int64_t>> Variants(
     }
     return out;
   }
-  const auto down = static_cast<int64_t>(std::llround(v * 0.75));
-  const auto up = static_cast<int64_t>(std::llround(v * 1.25));
-  if (down != static_cast<int64_t>(v)) out.push_back({"-25%", down});
-  if (up != static_cast<int64_t>(v)) out.push_back({"+25%", up});
+  auto down = static_cast<int64_t>(std::llround(v * 0.75));
+  auto up = static_cast<int64_t>(std::llround(v * 1.25));
+  if (p.source != nullptr && p.source->power_of_two) {
+    // +-25% of a power of two is none: the neighbours are half and double.
+    down = static_cast<int64_t>(v / 2);
+    up = static_cast<int64_t>(v * 2);
+  }
+  const bool halve = p.source != nullptr && p.source->power_of_two;
+  if (down != static_cast<int64_t>(v) && down > 0) {
+    out.push_back({halve ? "/2" : "-25%", down});
+  }
+  if (up != static_cast<int64_t>(v)) out.push_back({halve ? "x2" : "+25%", up});
   return out;
 }
 
@@ -146,9 +154,8 @@ absl::StatusOr<SensitivityResult> Sensitivity(
       }
       absl::StatusOr<Baseline> b = RunBaseline(rows, *vhw);
       if (!b.ok()) {
-        out.rejected.push_back(absl::StrCat(p.path, " = ",
-                                            ValueText(variant, p), ": ",
-                                            b.status().message()));
+        out.rejected.push_back(absl::StrCat(
+            p.path, " = ", ValueText(variant, p), ": ", b.status().message()));
         continue;
       }
       std::vector<Table::Cell> cells = {

@@ -34,7 +34,8 @@ struct SensitivityResult {
 };
 
 // Moves each numeric parameter by -25% and +25% (a parameter that is 0 is
-// set to its documented alternative instead, if it has one) and sets each
+// set to its documented alternative instead, if it has one; one that must be
+// a power of two is halved and doubled) and sets each
 // enum to each of its other values, one at a time, and replays `rows` on
 // each variant. REQUIRES: rows non-empty.
 absl::StatusOr<SensitivityResult> Sensitivity(

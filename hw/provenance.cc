@@ -37,7 +37,8 @@ constexpr std::array kSources = {
                 "the 32-bit message word of RemoteMsgSend (A4S)"},
     ParamSource{"link.lane_groups", O::kChosen,
                 "4 lane groups of 100 GB/s: the reference names ITLV over "
-                "LGs but not their number"},
+                "LGs but not their number",
+                0, true},
     ParamSource{"link.interleave", O::kChosen,
                 "XOR fold of the segment number, as address interleavers are "
                 "built (docs/hardware-model.md, Interleaving)"},

@@ -28,6 +28,9 @@ struct ParamSource {
   // For a sensitivity sweep of a parameter whose default is 0 (where +-25%
   // moves nothing): the value to try instead; 0 = none.
   uint64_t alternative = 0;
+  // The parameter must be a power of two (link.lane_groups under the XOR
+  // interleave): a sensitivity sweep halves and doubles it instead.
+  bool power_of_two = false;
 };
 
 // One entry per parameter of ccreplay.v1.HardwareConfig except the name and
