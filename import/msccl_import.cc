@@ -4,9 +4,11 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <tuple>
 #include <vector>
 
+#include "absl/numeric/int128.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/file_util.h"
@@ -182,6 +184,13 @@ absl::Status BuildLayout(Model& m) {
   return absl::OkStatus();
 }
 
+// off + cnt as text, exact even where the sum leaves int64 (hostile XML).
+std::string SumText(int64_t off, int64_t cnt) {
+  std::ostringstream out;
+  out << absl::int128(off) + absl::int128(cnt);
+  return out.str();
+}
+
 absl::StatusOr<Range> Resolve(const Model& m, int gpu, const Threadblock& tb,
                               const Step& st, char buf, int64_t off) {
   const Buffer& b = m.layout[gpu].Of(buf);
@@ -189,7 +198,8 @@ absl::StatusOr<Range> Resolve(const Model& m, int gpu, const Threadblock& tb,
     return Err(
         m, st.place,
         absl::StrCat(StepName(gpu, tb, st), ": ", std::string(1, buf),
-                     " chunks [", off, ", ", off + st.cnt, ") are outside the ",
+                     " chunks [", off, ", ", SumText(off, st.cnt),
+                     ") are outside the ",
                      b.name, " buffer's ", b.chunks, " chunk(s)"));
   }
   return Range{b.base + static_cast<uint64_t>(off) * m.chunk,

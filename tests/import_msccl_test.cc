@@ -244,6 +244,10 @@ TEST(ImportMscclTest, HugeNumbersAreErrorsNotOverflows) {
   absl::StrReplaceAll({{"cnt=\"1\"", "cnt=\"9223372036854775807\""}}, &xml);
   EXPECT_THAT(std::string(Import(xml, 256).status().message()),
               HasSubstr("are outside the input buffer's 4 chunk(s)"));
+  // The range's end is printed exactly although it leaves int64: the step
+  // at offset 3 ends at 3 + (2^63 - 1).
+  EXPECT_THAT(std::string(Import(xml, 256).status().message()),
+              HasSubstr("[3, 9223372036854775810)"));
   EXPECT_THAT(std::string(Import(base, uint64_t{1} << 62).status().message()),
               HasSubstr("up to 2^60"));
 }
