@@ -395,6 +395,15 @@ absl::Status CheckLink(const v1::HardwareConfig& p) {
             p.link().packet_payload_bytes() + p.link().packet_header_bytes(),
             " wire bytes (use 0 for unbounded)"));
   }
+  if (p.link().virtual_channels() > kMaxVirtualChannels) {
+    return Bad("link.virtual_channels",
+               absl::StrCat("must be at most ", kMaxVirtualChannels, ", got ",
+                            p.link().virtual_channels()));
+  }
+  if (p.switch_config().input_queues() != v1::INPUT_QUEUES_VOQ &&
+      p.switch_config().input_queues() != v1::INPUT_QUEUES_FIFO) {
+    return Bad("switch_config.input_queues", "unknown value");
+  }
   if (p.link().interleave() != v1::INTERLEAVE_HASH &&
       p.link().interleave() != v1::INTERLEAVE_ROUND_ROBIN &&
       p.link().interleave() != v1::INTERLEAVE_XOR) {
@@ -527,6 +536,9 @@ void CopyParams(const v1::HardwareConfig& p, HwConfig* out) {
                                  ? p.link().interleave_block_bytes()
                                  : c.packet_payload_bytes;
   c.link_buffer_bytes = p.link().buffer_bytes();
+  c.link_vcs = std::max<uint32_t>(p.link().virtual_channels(), 1);
+  c.switch_input_fifo =
+      p.switch_config().input_queues() == v1::INPUT_QUEUES_FIFO;
   c.switch_fifo = p.switch_config().arbitration() == v1::ARBITRATION_FIFO;
   c.switch_forwarding =
       TimePs(static_cast<int64_t>(p.switch_config().forwarding_latency_ps()));
@@ -577,6 +589,9 @@ v1::HardwareConfig HwConfigToProto(const HwConfig& c) {
                                                   : v1::INTERLEAVE_HASH);
   p.mutable_link()->set_interleave_block_bytes(c.interleave_block_bytes);
   p.mutable_link()->set_buffer_bytes(c.link_buffer_bytes);
+  p.mutable_link()->set_virtual_channels(c.link_vcs);
+  p.mutable_switch_config()->set_input_queues(
+      c.switch_input_fifo ? v1::INPUT_QUEUES_FIFO : v1::INPUT_QUEUES_VOQ);
   p.mutable_switch_config()->set_arbitration(
       c.switch_fifo ? v1::ARBITRATION_FIFO : v1::ARBITRATION_ROUND_ROBIN);
   p.mutable_switch_config()->set_forwarding_latency_ps(

@@ -103,6 +103,9 @@ std::string TopologySpecString(TopologyKind kind, const TopologyParams& params);
 // "Interleaving").
 enum class InterleaveKind : uint8_t { kHash, kRoundRobin, kXor };
 
+// Virtual channels per link direction: at most this many dateline classes.
+inline constexpr uint32_t kMaxVirtualChannels = 8;
+
 struct HwConfig {
   std::string name;
   // CDMA engines.
@@ -121,10 +124,12 @@ struct HwConfig {
   uint32_t lane_groups = 1;  // >= 1
   InterleaveKind interleave = InterleaveKind::kXor;
   uint32_t interleave_block_bytes = 0;  // kXor: 0 = packet_payload_bytes
-  uint64_t link_buffer_bytes = 0;       // 0 = unbounded
+  uint64_t link_buffer_bytes = 0;       // per virtual channel; 0 = unbounded
+  uint32_t link_vcs = 1;                // virtual channels per link, 1..8
   // Switch.
   TimePs switch_forwarding;
   bool switch_fifo = false;  // false = round-robin over inputs
+  bool switch_input_fifo = false;  // false = virtual output queues
   TimePs switch_port_latency;      // a switch output's protocol latency
   TimePs switch_port_propagation;  // its cable's propagation
   // Message path.

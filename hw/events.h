@@ -22,7 +22,7 @@ enum EventKind : uint32_t {
   kSwitchForward,  // Network; a = packet, b = switch: forwarding elapsed
   kMsgLocal,       // MessageUnit; a = op (MsgSend): reaches the local counter
   kPortKick,       // Network; a = port: a lane group may be free
-  kCreditReturn,   // Network; a = port, b = bytes: far-end buffer space freed
+  kCreditReturn,   // Network; a = port, b = Network::CreditWord(bytes, vc)
   kMsgCount,       // MessageUnit; a = op (RemoteMsgSend): handshake done
 };
 

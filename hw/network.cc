@@ -33,14 +33,15 @@ Network::Network(const HwConfig& hw, const Topology& topo, EventQueue& q)
                                 ? in_degree[node]
                                 : hw_.cdma_engines + 1 + in_degree[node];
     ports_.emplace_back(inputs, hw_.lane_groups,
-                        RoundRobin() ? 1 : hw_.lane_groups,
+                        RoundRobin() ? 1 : hw_.lane_groups, hw_.link_vcs,
                         hw_.link_buffer_bytes);
   }
   bytes_sent_.assign(topo_.num_chips(), 0);
 }
 
 bool Network::MayStage(uint32_t port, uint32_t input, uint64_t addr) {
-  return ports_[port].queue(input, LaneGroupOf(addr)).size() <
+  Port& pt = ports_[port];
+  return pt.queue(input, pt.Row(0, LaneGroupOf(addr))).size() <
          hw_.cdma_staging_packets;
 }
 
@@ -78,7 +79,8 @@ bool Network::OnArrive(uint32_t packet, uint32_t node, TimePs now) {
   }
   // Written to GMEM at once: the buffer space is free again, and the credit
   // travels back over the link.
-  q_.Push(now + flight_[pk.in_link], kCreditReturn, pk.in_link, WireBytes(pk));
+  q_.Push(now + flight_[pk.in_link], kCreditReturn, pk.in_link,
+          CreditWord(WireBytes(pk), pk.vc));
   return true;
 }
 
@@ -93,7 +95,9 @@ void Network::EnqueueAt(uint32_t port, uint32_t input, uint32_t packet,
   Packet& pk = packets_[packet];
   pk.queued_at = now;
   if (!RoundRobin()) pk.lg = LaneGroupOf(pk.addr);
-  ports_[port].Enqueue(input, pk.lg, packet);
+  pk.in_vc = pk.vc;
+  pk.vc = NextVc(pk.in_link, pk.vc, port);
+  ports_[port].Enqueue(input, ports_[port].Row(pk.vc, pk.lg), packet);
   TryTransmit(port, now);
 }
 
@@ -111,44 +115,52 @@ void Network::TryTransmit(uint32_t port, TimePs now) {
       if (RoundRobin()) break;
       continue;
     }
-    const uint32_t chosen = Arbitrate(pt, lg, &credit_blocked);
-    if (chosen == kNone) continue;
-    Send(port, chosen, lg, now);
+    const Pick pick = Arbitrate(pt, lg, &credit_blocked);
+    if (pick.input == kNone) continue;
+    Send(port, pick, lg, now);
   }
   if (credit_blocked && pt.stalled_since == TimePs::Max()) {
     pt.stalled_since = now;
   }
 }
 
-uint32_t Network::Arbitrate(Port& pt, uint32_t lg, bool* credit_blocked) const {
-  // Round-robin: start after the input served last. FIFO: the packet queued
-  // first (ties: the lower input). Visit only the inputs with a packet for
-  // this lane group, in cyclic order from `start`.
+Network::Pick Network::Arbitrate(Port& pt, uint32_t lg,
+                                bool* credit_blocked) const {
+  // Channels in turn from the one after the channel served last; within a
+  // channel, round-robin: start after the input served last. FIFO: the
+  // packet queued first over every channel (ties: the lower channel, then
+  // the lower input). Visit only the inputs with a packet in the row, in
+  // cyclic order from `start`.
   const uint32_t inputs = pt.num_inputs();
-  uint32_t chosen = kNone;
-  const uint32_t start = hw_.switch_fifo ? 0 : pt.rr_input(lg);
-  uint32_t last_dist = 0;
-  for (uint32_t i = pt.NextWaiting(lg, start); i < inputs;
-       i = pt.NextWaiting(lg, (i + 1) % inputs)) {
-    const uint32_t dist = (i + inputs - start) % inputs;
-    if (dist < last_dist) break;  // wrapped around to the start
-    last_dist = dist + 1;
-    const Packet& head = packets_[pt.queue(i, lg).front()];
-    if (!pt.HasCredit(WireBytes(head))) {
-      *credit_blocked = true;
-      continue;
+  const uint32_t vcs = pt.num_vcs();
+  Pick best;
+  TimePs best_at = TimePs::Max();
+  for (uint32_t k = 0; k < vcs; ++k) {
+    const uint32_t vc = hw_.switch_fifo ? k : (pt.rr_vc(lg) + k) % vcs;
+    const uint32_t row = pt.Row(vc, lg);
+    const uint32_t start = hw_.switch_fifo ? 0 : pt.rr_input(lg, vc);
+    uint32_t last_dist = 0;
+    for (uint32_t i = pt.NextWaiting(row, start); i < inputs;
+         i = pt.NextWaiting(row, (i + 1) % inputs)) {
+      const uint32_t dist = (i + inputs - start) % inputs;
+      if (dist < last_dist) break;  // wrapped around to the start
+      last_dist = dist + 1;
+      const Packet& head = packets_[pt.queue(i, row).front()];
+      if (!pt.HasCredit(vc, WireBytes(head))) {
+        *credit_blocked = true;
+        continue;
+      }
+      if (!hw_.switch_fifo) return Pick{i, vc};
+      if (head.queued_at < best_at) {
+        best = Pick{i, vc};
+        best_at = head.queued_at;
+      }
     }
-    if (hw_.switch_fifo && chosen != kNone &&
-        packets_[pt.queue(chosen, lg).front()].queued_at <= head.queued_at) {
-      continue;
-    }
-    chosen = i;
-    if (!hw_.switch_fifo) break;
   }
-  return chosen;
+  return best;
 }
 
-void Network::Send(uint32_t port, uint32_t chosen, uint32_t lg, TimePs now) {
+void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
   Port& pt = ports_[port];
   const uint32_t lanes = pt.lane_groups();
   LinkStats& st = pt.stats();
@@ -156,7 +168,8 @@ void Network::Send(uint32_t port, uint32_t chosen, uint32_t lg, TimePs now) {
     st.credit_stall += now - pt.stalled_since;
     pt.stalled_since = TimePs::Max();
   }
-  const uint32_t id = pt.PopFrom(chosen, lg);
+  const uint32_t chosen = pick.input;
+  const uint32_t id = pt.PopFrom(chosen, pt.Row(pick.vc, lg));
   Packet& pk = packets_[id];
   const uint32_t wire = WireBytes(pk);
   // One lane group carries 1/lanes of the link's bandwidth.
@@ -164,7 +177,7 @@ void Network::Send(uint32_t port, uint32_t chosen, uint32_t lg, TimePs now) {
                                        hw_.link_bytes_per_s);
   const TimePs end = now + ser;
   pt.Occupy(lg, end);
-  pt.TakeCredit(wire);
+  pt.TakeCredit(pk.vc, wire);
   st.packets++;
   st.wire_bytes += wire;
   st.payload_bytes += pk.payload;
@@ -177,12 +190,16 @@ void Network::Send(uint32_t port, uint32_t chosen, uint32_t lg, TimePs now) {
   st.lg_last_end[lg] = end;
   if (pk.in_link != kNone) {
     // It leaves the buffer of the previous hop: credit goes back there.
-    q_.Push(end + flight_[pk.in_link], kCreditReturn, pk.in_link, wire);
+    q_.Push(end + flight_[pk.in_link], kCreditReturn, pk.in_link,
+            CreditWord(wire, pk.in_vc));
   }
   pk.in_link = port;
   q_.Push(end, kPortKick, port);
   q_.Push(end + flight_[port], kArrive, id, topo_.links()[port].dst);
-  if (!hw_.switch_fifo) pt.rr_input(lg) = (chosen + 1) % pt.num_inputs();
+  if (!hw_.switch_fifo) {
+    pt.rr_input(lg, pick.vc) = (chosen + 1) % pt.num_inputs();
+    pt.rr_vc(lg) = (pick.vc + 1) % pt.num_vcs();
+  }
   if (RoundRobin()) pt.rr_lg = (lg + 1) % lanes;
   // An engine waiting for room at this port may hand over its packet.
   const uint32_t node = topo_.links()[port].src;

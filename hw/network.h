@@ -16,6 +16,7 @@
 #ifndef CCREPLAY_HW_NETWORK_H_
 #define CCREPLAY_HW_NETWORK_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -70,8 +71,10 @@ class Network {
   // kPortKick: a lane group of `port` may be free.
   void OnPortKick(uint32_t port, TimePs now) { TryTransmit(port, now); }
   // kCreditReturn: `bytes` of buffer space at the far end of `port` freed.
-  void OnCreditReturn(uint32_t port, uint32_t bytes, TimePs now) {
-    ports_[port].ReturnCredit(bytes);
+  // `credit` is CreditWord(): the bytes and the virtual channel.
+  void OnCreditReturn(uint32_t port, uint32_t credit, TimePs now) {
+    ports_[port].ReturnCredit(credit % kMaxVirtualChannels,
+                              credit / kMaxVirtualChannels);
     TryTransmit(port, now);
   }
 
@@ -106,14 +109,32 @@ class Network {
     }
     return 0;
   }
+  // The kCreditReturn operand for `bytes` of channel `vc`'s buffer.
+  static uint32_t CreditWord(uint32_t bytes, uint32_t vc) {
+    return bytes * kMaxVirtualChannels + vc;
+  }
+  // The channel a packet that came on `in_link` in channel `vc` takes on
+  // `port`: one more when `port` does not rank above `in_link` (a dateline
+  // crossing; Topology::LinkRank), never beyond the last channel.
+  uint8_t NextVc(uint32_t in_link, uint8_t vc, uint32_t port) const {
+    if (in_link == kNone) return 0;
+    const uint32_t up =
+        topo_.LinkRank(port) <= topo_.LinkRank(in_link) ? 1 : 0;
+    return static_cast<uint8_t>(std::min<uint32_t>(vc + up, hw_.link_vcs - 1));
+  }
   void EnqueueAt(uint32_t port, uint32_t input, uint32_t packet, TimePs now);
   // Serves every free lane group of `port` that has a packet with credit.
   void TryTransmit(uint32_t port, TimePs now);
-  // The input whose head packet lane group `lg` sends next, or kNone; sets
-  // *credit_blocked when a head packet waits for credit only.
-  uint32_t Arbitrate(Port& pt, uint32_t lg, bool* credit_blocked) const;
-  // Puts the head packet of (input, lg) on the wire.
-  void Send(uint32_t port, uint32_t input, uint32_t lg, TimePs now);
+  // The queue (input, row) whose head packet lane group `lg` sends next
+  // (input kNone if none); sets *credit_blocked when a head packet waits
+  // for credit only.
+  struct Pick {
+    uint32_t input = kNone;
+    uint32_t vc = 0;
+  };
+  Pick Arbitrate(Port& pt, uint32_t lg, bool* credit_blocked) const;
+  // Puts the head packet of (input, vc, lg) on the wire.
+  void Send(uint32_t port, Pick pick, uint32_t lg, TimePs now);
 
   const HwConfig& hw_;
   const Topology& topo_;

@@ -24,6 +24,8 @@ struct Packet {
   uint32_t op = 0;           // the instruction it belongs to (global index)
   uint32_t payload = 0;      // bytes
   uint32_t lg = 0;           // lane group on the current link (hash interleave)
+  uint8_t vc = 0;            // virtual channel on the current link
+  uint8_t in_vc = 0;         // virtual channel on in_link
   uint32_t in_link = kNone;  // link it arrived on; kNone at its source
   uint64_t addr = 0;         // global address (GlobalAddress) of its first byte
   uint32_t flow = 0;         // Topology::FlowHash(src, dst, qp): picks the path

@@ -1,9 +1,11 @@
 // The sending side of one directed link (a chip's output port, or a switch
-// output port): the link's lane groups (LGs), one FIFO queue per (input, LG)
-// so that a packet waiting for a busy LG never blocks one bound for an idle
-// LG, an arbiter per LG over the inputs, and the credits for the receive
-// buffer at the far end. With round-robin interleaving a packet takes
-// whichever LG is free next, so each input has a single queue.
+// output port): the link's lane groups (LGs), one FIFO queue per (input,
+// virtual channel, LG) so that a packet waiting for a busy LG or for credit
+// on its channel never blocks one bound for an idle LG or another channel,
+// an arbiter per LG over the channels and inputs, and per channel the
+// credits for its receive buffer at the far end. With round-robin
+// interleaving a packet takes whichever LG is free next, so each (input,
+// channel) has a single queue.
 //
 // The port's state and its queue operations; the Network (hw/network.h)
 // serves it when a lane group becomes free or credit comes back.
@@ -83,54 +85,61 @@ class Port {
   static constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
 
   Port() = default;
-  // `queues_per_input` is lane_groups for hash interleaving, 1 for
-  // round-robin interleaving.
-  Port(uint32_t inputs, uint32_t lane_groups, uint32_t queues_per_input,
+  // `lg_queues` is lane_groups for address interleaving, 1 for round-robin
+  // interleaving; `vcs` virtual channels, each with `buffer_bytes` of
+  // credit (0 = unbounded) and its own queues.
+  Port(uint32_t inputs, uint32_t lane_groups, uint32_t lg_queues, uint32_t vcs,
        uint64_t buffer_bytes)
       : lg_free_(lane_groups, TimePs::Zero()),
-        rr_input_(lane_groups, 0),
+        rr_input_(static_cast<size_t>(lane_groups) * vcs, 0),
+        rr_vc_(lane_groups, 0),
         inputs_(inputs),
-        per_input_(queues_per_input),
+        lg_queues_(lg_queues),
+        rows_(lg_queues * vcs),
         words_((inputs + 63) / 64),
-        nonempty_(static_cast<size_t>(queues_per_input) * words_, 0),
-        queues_(static_cast<size_t>(inputs) * queues_per_input),
-        credits_(buffer_bytes == 0 ? kUnbounded
-                                   : static_cast<int64_t>(buffer_bytes)) {
+        nonempty_(static_cast<size_t>(rows_) * words_, 0),
+        queues_(static_cast<size_t>(inputs) * rows_),
+        credits_(vcs, buffer_bytes == 0 ? kUnbounded
+                                        : static_cast<int64_t>(buffer_bytes)) {
     stats_.lg_packets.assign(lane_groups, 0);
     stats_.lg_busy.assign(lane_groups, TimePs::Zero());
     stats_.lg_last_end.assign(lane_groups, TimePs::Zero());
   }
 
   uint32_t num_inputs() const { return inputs_; }
+  uint32_t num_vcs() const { return static_cast<uint32_t>(credits_.size()); }
   uint32_t lane_groups() const {
     return static_cast<uint32_t>(lg_free_.size());
   }
-  // The queue of `input` for lane group `lg` (lg is ignored, i.e. 0, with
-  // one queue per input).
-  std::deque<uint32_t>& queue(uint32_t input, uint32_t lg) {
-    return queues_[static_cast<size_t>(input) * per_input_ +
-                   (per_input_ == 1 ? 0 : lg)];
+  // The queue row of (virtual channel, lane group): lg is ignored with one
+  // queue per input and channel (round-robin interleaving).
+  uint32_t Row(uint32_t vc, uint32_t lg) const {
+    return vc * lg_queues_ + (lg_queues_ == 1 ? 0 : lg);
+  }
+  // The queue of `input` in row `row`.
+  std::deque<uint32_t>& queue(uint32_t input, uint32_t row) {
+    return queues_[static_cast<size_t>(input) * rows_ + row];
   }
   uint32_t waiting() const { return waiting_; }
 
-  void Enqueue(uint32_t input, uint32_t lg, uint32_t packet) {
-    queue(input, lg).push_back(packet);
-    Word(input, lg) |= Bit(input);
+  void Enqueue(uint32_t input, uint32_t row, uint32_t packet) {
+    queue(input, row).push_back(packet);
+    Word(input, row) |= Bit(input);
     ++waiting_;
     if (waiting_ > stats_.peak_depth) stats_.peak_depth = waiting_;
   }
-  uint32_t PopFrom(uint32_t input, uint32_t lg) {
-    std::deque<uint32_t>& q = queue(input, lg);
+  uint32_t PopFrom(uint32_t input, uint32_t row) {
+    std::deque<uint32_t>& q = queue(input, row);
     const uint32_t p = q.front();
     q.pop_front();
-    if (q.empty()) Word(input, lg) &= ~Bit(input);
+    if (q.empty()) Word(input, row) &= ~Bit(input);
     --waiting_;
     return p;
   }
-  // The first input at or after `from` (cyclically) with a packet queued for
-  // lane group `lg`, or num_inputs() if there is none. O(inputs / 64).
-  uint32_t NextWaiting(uint32_t lg, uint32_t from) const {
-    const uint64_t* w = &nonempty_[static_cast<size_t>(Row(lg)) * words_];
+  // The first input at or after `from` (cyclically) with a packet queued in
+  // `row`, or num_inputs() if there is none. O(inputs / 64).
+  uint32_t NextWaiting(uint32_t row, uint32_t from) const {
+    const uint64_t* w = &nonempty_[static_cast<size_t>(row) * words_];
     for (uint32_t k = 0; k <= words_; ++k) {
       const uint32_t word = (from / 64 + k) % words_;
       uint64_t bits = w[word];
@@ -142,19 +151,25 @@ class Port {
     }
     return inputs_;
   }
-  // Round-robin pointer of lane group `lg`'s arbiter over the inputs.
-  uint32_t& rr_input(uint32_t lg) { return rr_input_[lg]; }
+  // Round-robin pointer over the inputs of (lane group `lg`, channel `vc`).
+  uint32_t& rr_input(uint32_t lg, uint32_t vc) {
+    return rr_input_[static_cast<size_t>(vc) * lg_free_.size() + lg];
+  }
+  // Round-robin pointer of lane group `lg` over the virtual channels.
+  uint32_t& rr_vc(uint32_t lg) { return rr_vc_[lg]; }
 
   bool LgFree(uint32_t lg, TimePs now) const { return lg_free_[lg] <= now; }
   TimePs lg_free_at(uint32_t lg) const { return lg_free_[lg]; }
   void Occupy(uint32_t lg, TimePs end) { lg_free_[lg] = end; }
 
-  bool HasCredit(uint32_t wire_bytes) const { return credits_ >= wire_bytes; }
-  void TakeCredit(uint32_t wire_bytes) {
-    if (credits_ != kUnbounded) credits_ -= wire_bytes;
+  bool HasCredit(uint32_t vc, uint32_t wire_bytes) const {
+    return credits_[vc] >= wire_bytes;
   }
-  void ReturnCredit(uint32_t wire_bytes) {
-    if (credits_ != kUnbounded) credits_ += wire_bytes;
+  void TakeCredit(uint32_t vc, uint32_t wire_bytes) {
+    if (credits_[vc] != kUnbounded) credits_[vc] -= wire_bytes;
+  }
+  void ReturnCredit(uint32_t vc, uint32_t wire_bytes) {
+    if (credits_[vc] != kUnbounded) credits_[vc] += wire_bytes;
   }
 
   uint32_t rr_lg = 0;  // next lane group for round-robin interleaving
@@ -163,20 +178,21 @@ class Port {
   const LinkStats& stats() const { return stats_; }
 
  private:
-  uint32_t Row(uint32_t lg) const { return per_input_ == 1 ? 0 : lg; }
   static uint64_t Bit(uint32_t input) { return uint64_t{1} << (input % 64); }
-  uint64_t& Word(uint32_t input, uint32_t lg) {
-    return nonempty_[static_cast<size_t>(Row(lg)) * words_ + input / 64];
+  uint64_t& Word(uint32_t input, uint32_t row) {
+    return nonempty_[static_cast<size_t>(row) * words_ + input / 64];
   }
 
   std::vector<TimePs> lg_free_;
-  std::vector<uint32_t> rr_input_;
+  std::vector<uint32_t> rr_input_;  // per (vc, lg)
+  std::vector<uint32_t> rr_vc_;     // per lg
   uint32_t inputs_ = 0;
-  uint32_t per_input_ = 1;
+  uint32_t lg_queues_ = 1;
+  uint32_t rows_ = 1;
   uint32_t words_ = 1;
   std::vector<uint64_t> nonempty_;  // per queue row: inputs with packets
   std::vector<std::deque<uint32_t>> queues_;
-  int64_t credits_ = kUnbounded;
+  std::vector<int64_t> credits_;    // per virtual channel
   uint32_t waiting_ = 0;
   LinkStats stats_;
 };

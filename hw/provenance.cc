@@ -49,6 +49,10 @@ constexpr std::array kSources = {
                 "0 = one PAXI segment (288 B): consecutive packets are "
                 "consecutive blocks",
                 256},
+    ParamSource{"link.virtual_channels", O::kChosen,
+                "0 = 1: the reference names no virtual channels; one buffer "
+                "per link suffices where routes only climb (switch, fat-tree, "
+                "full mesh); rings and tori need more (hw explain prints the count)"},
     ParamSource{"switch_config.forwarding_latency_ps", O::kSpec,
                 "switch_delay = 1000 ns, store-and-forward"},
     ParamSource{"switch_config.arbitration", O::kChosen,
@@ -62,6 +66,9 @@ constexpr std::array kSources = {
                 "0: alpha_switch charges one cable_delay per traversal, "
                 "paid on the chip side",
                 25000},
+    ParamSource{"switch_config.input_queues", O::kChosen,
+                "virtual output queues, as switch ASICs are built; FIFO "
+                "inputs model head-of-line blocking"},
     ParamSource{"message.local_latency_ps", O::kChosen,
                 "0: a MsgSend to the own chip's msg_central has no reference "
                 "figure",

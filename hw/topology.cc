@@ -41,6 +41,7 @@ absl::StatusOr<Topology> Topology::Build(TopologyKind kind, uint32_t num_chips,
   t.num_chips_ = num_chips;
   t.num_nodes_ = num_chips;
   t.Cable();
+  t.RankLinks();
   const uint64_t entries = static_cast<uint64_t>(t.num_nodes_) * num_chips;
   if (entries > kMaxRouteEntries) {
     return fail(absl::StrCat(t.num_nodes_, " nodes x ", num_chips,
@@ -270,7 +271,8 @@ absl::Status Topology::ComputeCandidates() {
     for (uint32_t l : out_links_[u]) {
       const uint16_t* row_v = &hops_[Index(links_[l].dst, 0)];
       for (uint32_t dst = 0; dst < num_chips_; ++dst) {
-        cursor[dst] += (row_v[dst] + 1 == row_u[dst]) ? 1 : 0;
+        cursor[dst] +=
+            (row_v[dst] + 1 == row_u[dst] && RouteAllows(l, u, dst)) ? 1 : 0;
       }
     }
     uint64_t at = alt_.size();
@@ -289,7 +291,9 @@ absl::Status Topology::ComputeCandidates() {
     for (uint32_t l : out_links_[u]) {
       const uint16_t* row_v = &hops_[Index(links_[l].dst, 0)];
       for (uint32_t dst = 0; dst < num_chips_; ++dst) {
-        if (row_v[dst] + 1 == row_u[dst]) alt_[cursor[dst]++] = l;
+        if (row_v[dst] + 1 == row_u[dst] && RouteAllows(l, u, dst)) {
+          alt_[cursor[dst]++] = l;
+        }
       }
     }
     for (uint32_t dst = 0; dst < num_chips_; ++dst) {
@@ -300,6 +304,105 @@ absl::Status Topology::ComputeCandidates() {
   alt_begin_[entries] = static_cast<uint32_t>(alt_.size());
   alt_.shrink_to_fit();
   return absl::OkStatus();
+}
+
+bool Topology::RouteAllows(uint32_t link, uint32_t node, uint32_t dst) const {
+  if (kind_ != TopologyKind::kTorus2D) return true;
+  const uint32_t nx = params_.torus_x;
+  const bool y_move = links_[link].dst % nx == node % nx;
+  return !y_move || node % nx == dst % nx;
+}
+
+namespace {
+// A rank: the class of a link (which kind of hop it is) above its position
+// within the class.
+constexpr uint32_t Rank(uint32_t cls, uint32_t pos) { return cls << 24 | pos; }
+}  // namespace
+
+void Topology::RankLinks() {
+  rank_.resize(links_.size());
+  for (uint32_t l = 0; l < links_.size(); ++l) rank_[l] = RankOf(l);
+}
+
+uint32_t Topology::RankOf(uint32_t l) const {
+  const uint32_t a = links_[l].src;
+  const uint32_t b = links_[l].dst;
+  const uint32_t n = num_chips_;
+  const uint32_t cpb = params_.chips_per_board;
+  // Around a ring: forward links by the position they leave, backward
+  // links by the position they leave counted backwards; the one wrap-around
+  // of each direction is the dateline.
+  auto ring = [](uint32_t from, uint32_t to, uint32_t size, uint32_t cls) {
+    return to == (from + 1) % size ? Rank(cls, from)
+                                   : Rank(cls + 1, size - 1 - from);
+  };
+  switch (kind_) {
+    case TopologyKind::kRing:
+    case TopologyKind::kRingUni:
+      return ring(a, b, n, 0);
+    case TopologyKind::kTorus2D: {
+      const uint32_t nx = params_.torus_x;
+      if (a / nx == b / nx) return ring(a % nx, b % nx, nx, 0);  // x move
+      return ring(a / nx, b / nx, params_.torus_y, 2);
+    }
+    case TopologyKind::kBoardRing:
+      if (a / cpb == b / cpb) return Rank(0, l);  // inside a board
+      return ring(a / cpb, b / cpb, n / cpb, 1);
+    case TopologyKind::kSwitch:
+    case TopologyKind::kBoardFatTree: {
+      // Up before down: chip -> leaf, leaf -> spine, spine -> leaf, leaf ->
+      // chip; board-internal links below them all.
+      const uint32_t boards = cpb == 0 ? 1 : n / cpb;
+      auto level = [&](uint32_t node) {
+        if (node < n) return 0u;
+        return kind_ == TopologyKind::kSwitch || node < n + boards ? 1u : 2u;
+      };
+      const uint32_t la = level(a), lb = level(b);
+      if (la == 0 && lb == 0) return Rank(0, l);
+      return lb > la ? Rank(la + 1, l) : Rank(5 - lb, l);
+    }
+    case TopologyKind::kBoardDragonfly: {
+      const uint32_t group = params_.dragonfly_group_boards * cpb;
+      const uint32_t cls = a / cpb == b / cpb ? 0 : (a / group == b / group ? 1 : 2);
+      return Rank(cls, l);
+    }
+    case TopologyKind::kFullMesh:
+      break;
+  }
+  return Rank(0, l);
+}
+
+uint32_t Topology::DatelineClasses() const {
+  // most[l]: the most descents a packet that has just crossed link l can
+  // still meet on its way to `dst`. Links are visited nearest-first, so
+  // every next hop's value is known (shortest paths only go closer).
+  std::vector<uint16_t> most(links_.size());
+  std::vector<std::vector<uint32_t>> by_dist;
+  uint32_t worst = 0;
+  for (uint32_t dst = 0; dst < num_chips_; ++dst) {
+    by_dist.clear();
+    for (uint32_t u = 0; u < num_nodes_; ++u) {
+      if (u == dst) continue;
+      const uint16_t h = hops_[Index(u, dst)];
+      if (by_dist.size() <= h) by_dist.resize(h + 1);
+      for (uint32_t l : NextLinks(u, dst)) by_dist[h].push_back(l);
+    }
+    for (const auto& links : by_dist) {
+      for (uint32_t l : links) {
+        uint16_t m = 0;
+        const uint32_t v = links_[l].dst;
+        if (v != dst) {
+          for (uint32_t next : NextLinks(v, dst)) {
+            const uint16_t d = rank_[next] <= rank_[l] ? 1 : 0;
+            m = std::max<uint16_t>(m, static_cast<uint16_t>(most[next] + d));
+          }
+        }
+        most[l] = m;
+        if (links_[l].src < num_chips_) worst = std::max<uint32_t>(worst, m);
+      }
+    }
+  }
+  return worst + 1;
 }
 
 std::vector<uint32_t> Topology::Path(uint32_t src, uint32_t dst) const {

@@ -106,6 +106,19 @@ class Topology {
     return static_cast<uint32_t>((z ^ (z >> 31)) >> 32);
   }
 
+  // The dateline rank of `link` (docs/hardware-model.md, "Virtual
+  // channels"): a packet keeps its virtual channel while each link it takes
+  // ranks above the one it came on, and moves to the next channel when it
+  // does not. Ranks follow the direction of travel (around a ring, along a
+  // torus dimension, up then down a tree), so only a wrap-around link or a
+  // turn back to a lower class of link costs a channel.
+  uint32_t LinkRank(uint32_t link) const { return rank_[link]; }
+  // The channels the routes can use: 1 + the most rank descents along any
+  // shortest path the routing may choose (every tie). With this many
+  // channels the dependencies between (link, channel) buffers form no
+  // cycle: within a channel ranks only rise, and channels only rise.
+  uint32_t DatelineClasses() const;
+
   // "chip 3", "switch 0". Fat-tree: switches [0, boards) are the leaves
   // (leaf b serves board b), the rest the spines.
   std::string NodeName(uint32_t node) const;
@@ -128,12 +141,19 @@ class Topology {
   absl::Status ComputeRoutes();
   absl::Status ComputeHops();
   absl::Status ComputeCandidates();
+  // May `link` leaving `node` be a next hop towards `dst` (beyond being one
+  // hop closer)? Tori route dimension-ordered: x first, then y.
+  bool RouteAllows(uint32_t link, uint32_t node, uint32_t dst) const;
+  // rank_ from the kind's cabling (LinkRank).
+  void RankLinks();
+  uint32_t RankOf(uint32_t link) const;
 
   TopologyKind kind_ = TopologyKind::kRing;
   TopologyParams params_;
   uint32_t num_chips_ = 0;
   uint32_t num_nodes_ = 0;
   std::vector<DirectedLink> links_;
+  std::vector<uint32_t> rank_;  // per link: LinkRank
   std::vector<std::vector<uint32_t>> out_links_;  // per node, in add order
   // Per (node, dst chip), row-major by node (Index):
   std::vector<uint32_t> next_;       // first equal-cost next link

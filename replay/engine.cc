@@ -240,6 +240,13 @@ absl::StatusOr<ReplayResult> Sim::Finish(TimePs now) {
   for (const CdmaEngine& e : cdma_.engines()) {
     if (e.HasQueued()) return absl::FailedPreconditionError(DescribeStuck());
   }
+  // Every stream done, but packets still wait for credit: the data of a
+  // trace that ends without a Fence never lands.
+  for (uint32_t l = 0; l < net_.num_ports(); ++l) {
+    if (net_.waiting(l) != 0) {
+      return absl::FailedPreconditionError(DescribeStuck());
+    }
+  }
   r_.makespan = TimePs::Zero();
   for (TimePs t : r_.chip_finish) r_.makespan = Max(r_.makespan, t);
   r_.links = net_.Stats();
@@ -526,12 +533,18 @@ std::string Sim::DescribeStuck() {
     if (more_ports) ports.resize(kMaxLines);
     msg = absl::StrCat(
         "network deadlock: packets wait for receive-buffer credit that can "
-        "never return (a cycle of full link buffers; raise link.buffer_bytes "
-        "or choose another topology/algorithm) at ",
+        "never return (a cycle of full link buffers; ",
+        hw_.link_vcs < topo_.DatelineClasses()
+            ? absl::StrCat("set link.virtual_channels to ",
+                           topo_.DatelineClasses(), ", which these routes need, ")
+            : std::string(),
+        "raise link.buffer_bytes or choose another topology/algorithm) at ",
         ports.size() + more_ports, " link(s):\n  ",
         absl::StrJoin(ports, "\n  "),
-        more_ports ? absl::StrCat("\n  ... and ", more_ports, " more") : "",
-        "\nand so ");
+        more_ports ? absl::StrCat("\n  ... and ", more_ports, " more") : "");
+    // Every stream ended: only the data in flight is stuck.
+    if (lines.empty()) return msg;
+    absl::StrAppend(&msg, "\nand so ");
   }
   absl::StrAppend(&msg, "deadlock: no event left but ", lines.size() + more,
                   " stream(s) or queue(s) cannot finish:\n  ",
@@ -549,6 +562,17 @@ absl::StatusOr<ReplayResult> Replay(const Program& program, const HwConfig& hw,
     return absl::InvalidArgumentError(
         absl::StrCat("topology has ", topology.num_chips(),
                      " chips but the trace has ", program.num_chips));
+  }
+  if (hw.link_vcs > 1) {
+    const uint32_t need = topology.DatelineClasses();
+    if (need > hw.link_vcs) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "link.virtual_channels: ", hw.link_vcs, " channels, but the routes of ",
+          TopologySpecString(topology.kind(), topology.params()), " over ",
+          topology.num_chips(), " chips cross up to ", need - 1,
+          " datelines and need ", need,
+          " (docs/hardware-model.md, \"Virtual channels\")"));
+    }
   }
   Sim sim(program, hw, topology, options);
   return sim.Run();

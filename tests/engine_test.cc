@@ -544,6 +544,69 @@ TEST(CreditTest, AFullBufferStallsTheSenderInsteadOfDropping) {
   EXPECT_EQ(r.bytes_received[1], 864u);
 }
 
+// Virtual channels (docs/hardware-model.md, "Virtual channels"). Four chips
+// on a one-way ring, each sending 4 packets two hops ahead, with receive
+// buffers of one packet: with one channel every buffer fills with a packet
+// that must be relayed into the next, full, buffer: a cycle of credit
+// waits. With two, a packet crossing the ring's dateline (chip 3 -> chip 0)
+// moves to channel 1, whose buffers hold only such packets, and the cycle
+// is broken.
+Program TwoHopsRoundARing() {
+  std::vector<std::vector<Instr>> chips(4);
+  for (uint32_t c = 0; c < 4; ++c) {
+    chips[c].push_back(Transfer(0, (c + 2) % 4, 4 * 288));
+  }
+  return OneStreamPerChip(chips);
+}
+
+TEST(VirtualChannelTest, OneChannelDeadlocksARingOfRelaysAndTwoDoNot) {
+  HwConfig hw = OneEngineTps186();
+  hw.link_buffer_bytes = 320;  // one full packet
+  auto topo = Topology::Build(TopologyKind::kRingUni, 4);
+  ASSERT_TRUE(topo.ok());
+  ASSERT_EQ(topo->DatelineClasses(), 2u);
+  const Program p = TwoHopsRoundARing();
+  auto one = Replay(p, hw, *topo);
+  ASSERT_FALSE(one.ok());
+  EXPECT_THAT(one.status().message(), HasSubstr("network deadlock"));
+  EXPECT_THAT(one.status().message(), HasSubstr("chip 0 -> chip 1"));
+  EXPECT_THAT(one.status().message(),
+              ::testing::Not(HasSubstr("and so deadlock")));
+  EXPECT_THAT(one.status().message(),
+              HasSubstr("set link.virtual_channels to 2"));
+  hw.link_vcs = 2;
+  auto two = Replay(p, hw, *topo);
+  ASSERT_TRUE(two.ok()) << two.status();
+  for (uint32_t c = 0; c < 4; ++c) EXPECT_EQ(two->bytes_received[c], 4u * 288);
+}
+
+TEST(VirtualChannelTest, ChannelsChangeNothingWithoutContention) {
+  // One transfer between neighbours: its packets stay on channel 0 and
+  // their timing is that of one channel, packet for packet.
+  HwConfig hw = OneEngineTps186();
+  hw.link_buffer_bytes = 320;
+  const Program p = OneStreamPerChip({{Transfer(0, 1, 864)}, {}});
+  const ReplayResult one = MustReplay(p, hw, TopologyKind::kRing);
+  hw.link_vcs = 2;
+  const ReplayResult two = MustReplay(p, hw, TopologyKind::kRing);
+  EXPECT_EQ(two.instrs[0].landed, one.instrs[0].landed);
+  EXPECT_EQ(two.instrs[0].complete, one.instrs[0].complete);
+  EXPECT_EQ(two.links[0].credit_stall, one.links[0].credit_stall);
+}
+
+TEST(VirtualChannelTest, TooFewChannelsForTheRoutesAreRefused) {
+  HwConfig hw = OneEngineTps186();
+  hw.link_vcs = 2;  // a torus needs 3: an x and a y dateline
+  auto topo = Topology::Build(TopologyKind::kTorus2D, 16);
+  ASSERT_TRUE(topo.ok());
+  auto r = Replay(OneStreamPerChip(std::vector<std::vector<Instr>>(16)), hw,
+                  *topo);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("link.virtual_channels: 2 channels"));
+  EXPECT_THAT(r.status().message(), HasSubstr("need 3"));
+}
+
 TEST(CreditTest, AFullSwitchBufferStallsTheSender) {
   HwConfig hw = OneEngineTps186();
   hw.link_buffer_bytes = 320;  // every receive buffer holds one packet

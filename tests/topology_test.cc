@@ -96,10 +96,18 @@ void ExpectAllPairsRouted(const Topology& t) {
       const auto c = t.NextLinks(u, d);
       ASSERT_FALSE(c.empty()) << t.NodeName(u) << " -> chip " << d;
       EXPECT_EQ(c[0], t.NextLink(u, d));
-      // Exactly the out links one hop closer, in cabling order.
+      // Exactly the out links one hop closer, in cabling order; on a torus
+      // only those of the first dimension still to travel (x, then y).
       std::vector<uint32_t> want;
       for (uint32_t l : t.OutLinks(u)) {
-        if (t.Hops(t.links()[l].dst, d) + 1 == t.Hops(u, d)) want.push_back(l);
+        const uint32_t v = t.links()[l].dst;
+        if (t.Hops(v, d) + 1 != t.Hops(u, d)) continue;
+        if (t.kind() == TopologyKind::kTorus2D) {
+          const uint32_t nx = t.params().torus_x;
+          const bool y_move = v % nx == u % nx;
+          if (y_move && u % nx != d % nx) continue;
+        }
+        want.push_back(l);
       }
       EXPECT_EQ(std::vector<uint32_t>(c.begin(), c.end()), want);
     }
@@ -479,23 +487,33 @@ TEST(TorusTest, EightByEightWrapsAround) {
   ExpectAllPairsRouted(t);
 }
 
-TEST(TorusTest, FlowHashesTakeBothEqualCostPaths) {
+TEST(TorusTest, RoutesAreDimensionOrdered) {
   const Topology t = MustBuild(TopologyKind::kTorus2D, 64);
   EXPECT_EQ(t.params().torus_x, 8u);
   EXPECT_EQ(t.params().torus_y, 8u);
-  // Chip 0 to chip 9 = (1, 1): via chip 1 or via chip 8.
-  EXPECT_THAT(t.NextLinks(0, 9),
-              ElementsAre(LinkBetween(t, 0, 1), LinkBetween(t, 0, 8)));
+  // Chip 0 to chip 9 = (1, 1): x first, so only via chip 1 (not chip 8),
+  // then y.
+  EXPECT_THAT(t.NextLinks(0, 9), ElementsAre(LinkBetween(t, 0, 1)));
+  EXPECT_THAT(Nodes(t, 0, t.Path(0, 9)), ElementsAre(0, 1, 9));
+  EXPECT_THAT(Nodes(t, 0, t.Path(0, 9, 0xdeadbeefu)), ElementsAre(0, 1, 9));
+}
+
+TEST(TorusTest, FlowHashesTakeBothWaysRoundAHalfRing) {
+  const Topology t = MustBuild(TopologyKind::kTorus2D, 64);
+  // Chip 0 to chip 4 = (4, 0): half-way round the x ring, 4 hops either
+  // way: via chip 1 or via chip 7.
+  EXPECT_THAT(t.NextLinks(0, 4),
+              ElementsAre(LinkBetween(t, 0, 1), LinkBetween(t, 0, 7)));
   std::set<uint32_t> first_hops;
   for (uint32_t qp = 0; qp < 16; ++qp) {
-    const uint32_t h = Topology::FlowHash(0, 9, qp);
-    first_hops.insert(t.NextLink(0, 9, h));
-    EXPECT_EQ(t.NextLink(0, 9, h), t.NextLink(0, 9, h));
+    const uint32_t h = Topology::FlowHash(0, 4, qp);
+    first_hops.insert(t.NextLink(0, 4, h));
+    EXPECT_EQ(t.NextLink(0, 4, h), t.NextLink(0, 4, h));
   }
   EXPECT_EQ(first_hops.size(), 2u);
-  // Two particular hashes that differ: worked out once, fixed forever.
+  // Past the first hop the way is unique: exactly two paths.
   std::set<std::vector<uint32_t>> paths;
-  for (uint32_t h = 0; h < 16; ++h) paths.insert(t.Path(0, 9, h));
+  for (uint32_t h = 0; h < 16; ++h) paths.insert(t.Path(0, 4, h));
   EXPECT_EQ(paths.size(), 2u);
 }
 
@@ -555,6 +573,30 @@ TEST(TopologyTest, ThousandChipSystemsBuild) {
   const Topology torus = MustBuild(TopologyKind::kTorus2D, 1024);
   EXPECT_EQ(torus.params().torus_x, 32u);
   EXPECT_EQ(torus.Hops(0, 16 * 32 + 16), 32u);
+}
+
+// The virtual channels a deadlock-free replay needs (Topology::
+// DatelineClasses): 1 + the most rank descents along any allowed route.
+TEST(TopologyTest, DatelineClassesPerKind) {
+  // Routes that only climb: one hop (full mesh), up then down (switch,
+  // fat-tree).
+  EXPECT_EQ(MustBuild(TopologyKind::kFullMesh, 8).DatelineClasses(), 1u);
+  EXPECT_EQ(MustBuild(TopologyKind::kSwitch, 64).DatelineClasses(), 1u);
+  EXPECT_EQ(MustBuild(TopologyKind::kBoardFatTree, 64).DatelineClasses(), 1u);
+  // A ring: at most one wrap-around per route, either direction.
+  EXPECT_EQ(MustBuild(TopologyKind::kRing, 64).DatelineClasses(), 2u);
+  EXPECT_EQ(MustBuild(TopologyKind::kRingUni, 64).DatelineClasses(), 2u);
+  // A 2-chip ring has no wrap: its one cable is the whole ring, and a
+  // route is one hop.
+  EXPECT_EQ(MustBuild(TopologyKind::kRing, 2).DatelineClasses(), 1u);
+  // Torus, dimension-ordered: an x wrap, then (y ranks above x) a y wrap.
+  EXPECT_EQ(MustBuild(TopologyKind::kTorus2D, 64).DatelineClasses(), 3u);
+  // Board ring: an inter-board wrap, then the step down from an inter-board
+  // link to a board-internal one.
+  EXPECT_EQ(MustBuild(TopologyKind::kBoardRing, 64).DatelineClasses(), 3u);
+  // Dragonfly: board -> group -> global -> group -> board descends twice.
+  EXPECT_EQ(MustBuild(TopologyKind::kBoardDragonfly, 64).DatelineClasses(),
+            3u);
 }
 
 TEST(TopologyTest, FlowHashIsFixed) {
