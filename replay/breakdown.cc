@@ -76,9 +76,11 @@ class Walker {
     if (d.ps() > 0) b_.by_cause[static_cast<int>(c)] += d;
   }
   // Splits `total`, the time a packet of `wire` bytes took from chip `src`
-  // to chip `dst` on the flow of `qp`, along its route.
+  // to chip `dst` on the flow of `qp`, along its route. `behind_own` is how
+  // long it waited, at least, behind bytes of its own flow that the first
+  // link had still to serialise: serialisation, not queueing.
   void Network(uint32_t src, uint32_t dst, uint32_t qp, uint32_t wire,
-               TimePs total) {
+               TimePs total, TimePs behind_own = TimePs::Zero()) {
     const auto path = topo_.Path(src, dst, Topology::FlowHash(src, dst, qp));
     const TimePs ser = SerializationTime(
         static_cast<uint64_t>(wire) * hw_.lane_groups, hw_.link_bytes_per_s);
@@ -98,8 +100,42 @@ class Walker {
     };
     take(PathCause::kLatency, flight);
     take(PathCause::kSwitch, fwd);
-    take(PathCause::kSerialisation, ser * static_cast<int64_t>(path.size()));
+    take(PathCause::kSerialisation,
+         ser * static_cast<int64_t>(path.size()) + behind_own);
     Add(PathCause::kQueueing, left);
+  }
+  // The time the link needs for all of `in`'s packets (headers included).
+  TimePs OwnSerialisation(const Instr& in) const {
+    const uint64_t payload = hw_.packet_payload_bytes;
+    const uint64_t packets = (in.bytes + payload - 1) / payload;
+    return SerializationTime(in.bytes + packets * hw_.packet_header_bytes,
+                             hw_.link_bytes_per_s);
+  }
+  // How much of data instruction `g`'s serialisation was still to come at
+  // `at`: at least all of it less the time since its first packet could
+  // go on the link (its data phase began, plus that packet's read).
+  TimePs OwnBacklog(uint32_t g, TimePs at) const {
+    const Instr& in = In(g);
+    const TimePs left =
+        OwnSerialisation(in) - (at - (r_.instrs[g].start + FirstRead(in)));
+    return Max(left, TimePs::Zero());
+  }
+  // The engine's read of `in`'s first packet.
+  TimePs FirstRead(const Instr& in) const {
+    return SerializationTime(
+        std::min<uint64_t>(in.bytes, hw_.packet_payload_bytes),
+        hw_.cdma_bytes_per_s);
+  }
+  // The data instruction a RemoteMsgSend follows on its qp (write + msg:
+  // the instruction before it in its stream), or kNone.
+  uint32_t DataBefore(uint32_t g) const {
+    const InstrTiming& t = r_.instrs[g];
+    if (t.instr == 0) return kNone;
+    const Instr& prev = In(g - 1);
+    return prev.kind == OpKind::kTransfer && prev.qp_id == In(g).qp_id &&
+                   prev.peer != t.chip && r_.instrs[g - 1].start.ps() >= 0
+               ? g - 1
+               : kNone;
   }
   uint32_t MessageWire() const {
     return hw_.message_payload_bytes + hw_.packet_header_bytes;
@@ -186,11 +222,27 @@ bool Walker::Step() {
       EngineStart(t, in);
       return false;
     case Mode::kDataEnd: {  // at t.end of a data phase
+      // Unloaded, the phase takes the longer of the engine reading the
+      // bytes and the link serialising them (with their headers): that is
+      // its mechanism. Beyond it the engine was held by other traffic on
+      // the link (or credit): backpressure.
+      // When the link is the slower, the engine's read of the first packet
+      // (which the link waits for) is engine time, the rest the link's.
       const TimePs phase = t.end - t.start;
-      const TimePs read =
-          std::min(phase, SerializationTime(in.bytes, hw_.cdma_bytes_per_s));
-      Add(PathCause::kEngineRead, read);
-      Add(PathCause::kBackpressure, phase - read);
+      const TimePs read = SerializationTime(in.bytes, hw_.cdma_bytes_per_s);
+      const TimePs wire =
+          in.peer == t.chip ? TimePs::Zero() : OwnSerialisation(in);
+      if (wire > read) {
+        const TimePs fill = std::min(phase, FirstRead(in));
+        const TimePs ser = std::min(phase - fill, wire);
+        Add(PathCause::kEngineRead, fill);
+        Add(PathCause::kSerialisation, ser);
+        Add(PathCause::kBackpressure, phase - fill - ser);
+      } else {
+        const TimePs own = std::min(phase, read);
+        Add(PathCause::kEngineRead, own);
+        Add(PathCause::kBackpressure, phase - own);
+      }
       mode_ = Mode::kEngineStart;
       return false;
     }
@@ -226,7 +278,10 @@ void Walker::Counted(const InstrTiming& t, const Instr& in) {
     mode_ = Mode::kLanded;
   } else {
     Add(PathCause::kLatency, t.landed - t.arrived);  // the handshake
-    Network(t.chip, in.peer, in.qp_id, MessageWire(), t.arrived - t.start);
+    // A message leaves behind its own write's packets on the same qp.
+    const uint32_t data = DataBefore(g_);
+    Network(t.chip, in.peer, in.qp_id, MessageWire(), t.arrived - t.start,
+            data == kNone ? TimePs::Zero() : OwnBacklog(data, t.start));
     mode_ = Mode::kEngineStart;
   }
 }
@@ -263,7 +318,12 @@ void Walker::Landed(const InstrTiming& t, const Instr& in) {
   } else if (in.peer == t.chip) {
     mode_ = Mode::kDataEnd;  // a local copy lands when written
   } else {
-    Network(t.chip, in.peer, in.qp_id, LastPacketWire(in), t.landed - t.end);
+    // The last packet waits behind the instruction's own earlier packets
+    // when the engine reads faster than the link serialises.
+    const TimePs last = SerializationTime(
+        static_cast<uint64_t>(LastPacketWire(in)), hw_.link_bytes_per_s);
+    Network(t.chip, in.peer, in.qp_id, LastPacketWire(in), t.landed - t.end,
+            Max(OwnBacklog(g_, t.end) - last, TimePs::Zero()));
     mode_ = Mode::kDataEnd;
   }
 }
