@@ -24,6 +24,7 @@ enum EventKind : uint32_t {
   kPortKick,       // Network; a = port: a lane group may be free
   kCreditReturn,   // Network; a = port, b = Network::CreditWord(bytes, vc)
   kMsgCount,       // MessageUnit; a = op (RemoteMsgSend): handshake done
+  kIngressHead,    // Network; a = packet: head of its switch input FIFO
 };
 
 }  // namespace ccreplay

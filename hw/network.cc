@@ -37,6 +37,10 @@ Network::Network(const HwConfig& hw, const Topology& topo, EventQueue& q)
                         hw_.link_buffer_bytes);
   }
   bytes_sent_.assign(topo_.num_chips(), 0);
+  if (hw_.switch_input_fifo) {
+    ingress_.resize(topo_.links().size() * hw_.link_vcs *
+                    (RoundRobin() ? 1 : hw_.lane_groups));
+  }
 }
 
 bool Network::MayStage(uint32_t port, uint32_t input, uint64_t addr) {
@@ -86,14 +90,29 @@ bool Network::OnArrive(uint32_t packet, uint32_t node, TimePs now) {
 
 void Network::OnSwitchForward(uint32_t packet, uint32_t sw, TimePs now) {
   const Packet& pk = packets_[packet];
-  EnqueueAt(topo_.NextLink(sw, pk.dst, pk.flow), in_index_[pk.in_link], packet,
-            now);
+  if (hw_.switch_input_fifo) {
+    // Only the head of an input FIFO competes for its output; the rest
+    // wait behind it whatever their output (head-of-line blocking).
+    std::deque<uint32_t>& fifo = Ingress(pk.in_link, pk.vc, pk.lg);
+    fifo.push_back(packet);
+    if (fifo.size() > 1) {
+      packets_[packet].queued_at = now;
+      return;
+    }
+  }
+  EnqueueAt(OutPort(pk, sw), in_index_[pk.in_link], packet, now);
+}
+
+void Network::OnIngressHead(uint32_t packet, TimePs now) {
+  const Packet& pk = packets_[packet];
+  EnqueueAt(OutPort(pk, topo_.links()[pk.in_link].dst), in_index_[pk.in_link],
+            packet, now, pk.queued_at);
 }
 
 void Network::EnqueueAt(uint32_t port, uint32_t input, uint32_t packet,
-                        TimePs now) {
+                        TimePs now, TimePs queued) {
   Packet& pk = packets_[packet];
-  pk.queued_at = now;
+  pk.queued_at = queued == TimePs::Max() ? now : queued;
   if (!RoundRobin()) pk.lg = LaneGroupOf(pk.addr);
   pk.in_vc = pk.vc;
   pk.vc = NextVc(pk.in_link, pk.vc, port);
@@ -192,6 +211,12 @@ void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
     // It leaves the buffer of the previous hop: credit goes back there.
     q_.Push(end + flight_[pk.in_link], kCreditReturn, pk.in_link,
             CreditWord(wire, pk.in_vc));
+    if (hw_.switch_input_fifo && topo_.IsSwitch(topo_.links()[port].src)) {
+      // The next packet of its input FIFO moves up to the head.
+      std::deque<uint32_t>& fifo = Ingress(pk.in_link, pk.in_vc, pk.lg);
+      fifo.pop_front();
+      if (!fifo.empty()) q_.Push(now, kIngressHead, fifo.front());
+    }
   }
   pk.in_link = port;
   q_.Push(end, kPortKick, port);

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "base/event_queue.h"
@@ -66,8 +67,12 @@ class Network {
   // `node` is the packet's destination chip: the buffer credit is already on
   // its way back and the caller must deliver the packet and Free() it.
   bool OnArrive(uint32_t packet, uint32_t node, TimePs now);
-  // kSwitchForward: switch `sw` has the packet ready for its output port.
+  // kSwitchForward: switch `sw` has the packet ready for its output port
+  // (with FIFO inputs: at the tail of its input FIFO).
   void OnSwitchForward(uint32_t packet, uint32_t sw, TimePs now);
+  // kIngressHead: the packet reached the head of its switch input FIFO and
+  // now competes for its output port.
+  void OnIngressHead(uint32_t packet, TimePs now);
   // kPortKick: a lane group of `port` may be free.
   void OnPortKick(uint32_t port, TimePs now) { TryTransmit(port, now); }
   // kCreditReturn: `bytes` of buffer space at the far end of `port` freed.
@@ -122,7 +127,21 @@ class Network {
         topo_.LinkRank(port) <= topo_.LinkRank(in_link) ? 1 : 0;
     return static_cast<uint8_t>(std::min<uint32_t>(vc + up, hw_.link_vcs - 1));
   }
-  void EnqueueAt(uint32_t port, uint32_t input, uint32_t packet, TimePs now);
+  // Queues the packet at `port` (its queue time `queued`, default now).
+  void EnqueueAt(uint32_t port, uint32_t input, uint32_t packet, TimePs now,
+                 TimePs queued = TimePs::Max());
+  // The switch output port a packet that arrived at switch `sw` takes.
+  uint32_t OutPort(const Packet& pk, uint32_t sw) const {
+    return topo_.NextLink(sw, pk.dst, pk.flow);
+  }
+  // FIFO switch inputs (hw.switch_input_fifo): the input FIFO of a packet
+  // that arrived on `in_link` in channel `vc` (lane group `lg` for address
+  // interleaving; one FIFO per channel for round-robin).
+  std::deque<uint32_t>& Ingress(uint32_t in_link, uint32_t vc, uint32_t lg) {
+    const uint32_t lgq = RoundRobin() ? 1 : hw_.lane_groups;
+    return ingress_[(static_cast<size_t>(in_link) * hw_.link_vcs + vc) * lgq +
+                    (RoundRobin() ? 0 : lg)];
+  }
   // Serves every free lane group of `port` that has a packet with credit.
   void TryTransmit(uint32_t port, TimePs now);
   // The queue (input, row) whose head packet lane group `lg` sends next
@@ -146,6 +165,9 @@ class Network {
   PacketPool packets_;
   uint64_t injected_ = 0;
   std::vector<uint64_t> bytes_sent_;
+  // Per (link into a switch, channel, lane group) with FIFO inputs: the
+  // packets forwarded and waiting, the head queued at its output port.
+  std::vector<std::deque<uint32_t>> ingress_;
 };
 
 }  // namespace ccreplay

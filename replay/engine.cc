@@ -212,6 +212,9 @@ void Sim::Dispatch(const Event& ev, TimePs now) {
     case kSwitchForward:
       net_.OnSwitchForward(ev.a, ev.b, now);
       break;
+    case kIngressHead:
+      net_.OnIngressHead(ev.a, now);
+      break;
     case kMsgCount:
       CountMessage(ev.a, now);
       break;

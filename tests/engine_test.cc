@@ -607,6 +607,50 @@ TEST(VirtualChannelTest, TooFewChannelsForTheRoutesAreRefused) {
   EXPECT_THAT(r.status().message(), HasSubstr("need 3"));
 }
 
+// Switch input buffering (docs/hardware-model.md, "Switch input
+// buffering").
+TEST(SwitchInputTest, FifoInputsEqualVoqsWithoutContention) {
+  HwConfig hw = OneEngineTps186();
+  const Program p = OneStreamPerChip({{Transfer(0, 1, 64 * 288)}, {}});
+  const ReplayResult voq = MustReplay(p, hw, TopologyKind::kSwitch);
+  hw.switch_input_fifo = true;
+  const ReplayResult fifo = MustReplay(p, hw, TopologyKind::kSwitch);
+  EXPECT_EQ(fifo.instrs[0].landed, voq.instrs[0].landed);
+  EXPECT_EQ(fifo.instrs[0].complete, voq.instrs[0].complete);
+}
+
+TEST(SwitchInputTest, AFifoInputBlocksBehindABusyOutput) {
+  // Chip 0 sends to chip 2 (engine 0) and to chip 3 (engine 1) at once,
+  // each at half its uplink (200 GB/s); chips 1, 4 and 5 also send to chip
+  // 2, so the switch's output to chip 2 gives each of its 4 inputs 100 GB/s
+  // and chip 0's packets for it back up in the switch. With one FIFO per
+  // input, chip 0's packets for the idle output to chip 3 wait behind
+  // them; with virtual output queues they pass.
+  HwConfig hw = OneEngineTps186();
+  hw.cdma_engines = 2;
+  hw.cdma_bytes_per_s = hw.link_bytes_per_s;  // an engine can fill a link
+  const uint64_t bytes = 256 * 288;
+  const Program p = OneStreamPerChip(
+      {{Transfer(MakeQp(0, 0), 2, bytes), Transfer(MakeQp(1, 0), 3, bytes)},
+       {Transfer(MakeQp(0, 0), 2, bytes)},
+       {},
+       {},
+       {Transfer(MakeQp(0, 0), 2, bytes)},
+       {Transfer(MakeQp(0, 0), 2, bytes)}});
+  const ReplayResult voq = MustReplay(p, hw, TopologyKind::kSwitch);
+  hw.switch_input_fifo = true;
+  const ReplayResult fifo = MustReplay(p, hw, TopologyKind::kSwitch);
+  // Instruction 1 is chip 0's transfer to chip 3.
+  EXPECT_GT(fifo.instrs[1].landed, voq.instrs[1].landed);
+  // With VOQs it runs at half the uplink (it shares chip 0's link with the
+  // transfer to chip 2): 256 packets of 320 wire bytes at 200 GB/s take
+  // 409.6 ns, and it cannot land before that.
+  EXPECT_GE(voq.instrs[1].landed.ps(), 290000 + 2 * 256 * LinkPs(320));
+  // Everything arrives either way.
+  EXPECT_EQ(fifo.bytes_received[2], 4 * bytes);
+  EXPECT_EQ(fifo.bytes_received[3], bytes);
+}
+
 TEST(CreditTest, AFullSwitchBufferStallsTheSender) {
   HwConfig hw = OneEngineTps186();
   hw.link_buffer_bytes = 320;  // every receive buffer holds one packet
