@@ -23,7 +23,7 @@ struct LowerArgs {
   uint32_t n = 2;
   std::string bytes = "1M";
   std::string algo;
-  std::string topology = "ring";
+  std::string topology;  // empty: the hardware config's
   uint32_t cdma = 0;
   uint32_t group_size = 0;
   std::string chunk = "0";
@@ -39,7 +39,8 @@ struct LowerArgs {
   std::string output;
 };
 
-absl::StatusOr<CollectiveSpec> SpecFrom(const LowerArgs& a) {
+absl::StatusOr<CollectiveSpec> SpecFrom(const LowerArgs& a,
+                                         const HwConfig& hw) {
   CollectiveSpec spec;
   auto op = ParseCollectiveOp(a.op);
   if (!op.ok()) return op.status();
@@ -49,9 +50,13 @@ absl::StatusOr<CollectiveSpec> SpecFrom(const LowerArgs& a) {
   if (!bytes.ok()) return bytes.status();
   spec.bytes = *bytes;
   spec.algorithm = a.algo.empty() ? BaselineAlgorithm(*op) : a.algo;
-  auto topo = ParseTopologyName(a.topology);
-  if (!topo.ok()) return topo.status();
-  spec.topology = *topo;
+  if (a.topology.empty()) {
+    spec.topology = hw.topology;
+  } else {
+    auto topo = ParseTopologyName(a.topology);
+    if (!topo.ok()) return topo.status();
+    spec.topology = *topo;
+  }
   spec.cdma_engines = a.cdma;
   spec.group_size = a.group_size;
   auto chunk = ParseByteSize(a.chunk);
@@ -83,7 +88,7 @@ absl::StatusOr<CollectiveSpec> SpecFrom(const LowerArgs& a) {
 int RunLower(const CommonFlags& c, const LowerArgs& a) {
   auto hw = c.Hw();
   if (!hw.ok()) return Fail(hw.status());
-  auto spec = SpecFrom(a);
+  auto spec = SpecFrom(a, *hw);
   if (!spec.ok()) return Fail(spec.status());
   auto trace = LowerCollective(*spec, *hw);
   if (!trace.ok()) return Fail(trace.status());
@@ -128,8 +133,10 @@ void AddLowerCommand(CLI::App& app, int* exit_code) {
                   "ring, ring_2port, rh, rd, hd (AR/AG/RS); pairwise, bruck "
                   "(alltoall); pairwise (alltoallv); ring (broadcast, "
                   "reduce); direct (p2p); default by op");
-  cmd->add_option("--topology", args->lower.topology, "ring or switch")
-      ->capture_default_str();
+  cmd->add_option("--topology", args->lower.topology,
+                  "the topology recorded in the trace, which replay uses "
+                  "unless told otherwise (docs/topologies.md); default: the "
+                  "hardware config's");
   cmd->add_option("--cdma", args->lower.cdma,
                   "CDMA engines to stripe over (0 = all)")
       ->capture_default_str();

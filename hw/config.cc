@@ -536,7 +536,7 @@ void CopyParams(const v1::HardwareConfig& p, HwConfig* out) {
                                  ? p.link().interleave_block_bytes()
                                  : c.packet_payload_bytes;
   c.link_buffer_bytes = p.link().buffer_bytes();
-  c.link_vcs = std::max<uint32_t>(p.link().virtual_channels(), 1);
+  c.link_vcs = p.link().virtual_channels();
   c.switch_input_fifo =
       p.switch_config().input_queues() == v1::INPUT_QUEUES_FIFO;
   c.switch_fifo = p.switch_config().arbitration() == v1::ARBITRATION_FIFO;

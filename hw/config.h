@@ -125,7 +125,8 @@ struct HwConfig {
   InterleaveKind interleave = InterleaveKind::kXor;
   uint32_t interleave_block_bytes = 0;  // kXor: 0 = packet_payload_bytes
   uint64_t link_buffer_bytes = 0;       // per virtual channel; 0 = unbounded
-  uint32_t link_vcs = 1;                // virtual channels per link, 1..8
+  uint32_t link_vcs = 0;  // virtual channels per link, 1..8; 0 = as many as
+                          // the routes need (Topology::DatelineClasses)
   // Switch.
   TimePs switch_forwarding;
   bool switch_fifo = false;  // false = round-robin over inputs

@@ -15,7 +15,7 @@ TimePs LinkFlight(const HwConfig& hw, const Topology& topo, uint32_t link) {
 }
 
 Network::Network(const HwConfig& hw, const Topology& topo, EventQueue& q)
-    : hw_(hw), topo_(topo), q_(q) {
+    : hw_(hw), topo_(topo), q_(q), vcs_(VirtualChannels(hw, topo)) {
   // Inputs of a chip's port: its engines, then the acknowledgement path,
   // then every incoming link (relays). Inputs of a switch port: its
   // incoming links.
@@ -33,12 +33,12 @@ Network::Network(const HwConfig& hw, const Topology& topo, EventQueue& q)
                                 ? in_degree[node]
                                 : hw_.cdma_engines + 1 + in_degree[node];
     ports_.emplace_back(inputs, hw_.lane_groups,
-                        RoundRobin() ? 1 : hw_.lane_groups, hw_.link_vcs,
+                        RoundRobin() ? 1 : hw_.lane_groups, vcs_,
                         hw_.link_buffer_bytes);
   }
   bytes_sent_.assign(topo_.num_chips(), 0);
   if (hw_.switch_input_fifo) {
-    ingress_.resize(topo_.links().size() * hw_.link_vcs *
+    ingress_.resize(topo_.links().size() * vcs_ *
                     (RoundRobin() ? 1 : hw_.lane_groups));
   }
 }

@@ -39,6 +39,12 @@ class CdmaUnit;
 // + port_propagation_ps (docs/hardware-model.md, "Crossing a switch").
 TimePs LinkFlight(const HwConfig& hw, const Topology& topo, uint32_t link);
 
+// The virtual channels per link a replay of `hw` on `topo` uses:
+// hw.link_vcs, or with 0 as many as the routes need.
+inline uint32_t VirtualChannels(const HwConfig& hw, const Topology& topo) {
+  return hw.link_vcs != 0 ? hw.link_vcs : topo.DatelineClasses();
+}
+
 class Network {
  public:
   // REQUIRES: hw and topo outlive the Network.
@@ -125,7 +131,7 @@ class Network {
     if (in_link == kNone) return 0;
     const uint32_t up =
         topo_.LinkRank(port) <= topo_.LinkRank(in_link) ? 1 : 0;
-    return static_cast<uint8_t>(std::min<uint32_t>(vc + up, hw_.link_vcs - 1));
+    return static_cast<uint8_t>(std::min<uint32_t>(vc + up, vcs_ - 1));
   }
   // Queues the packet at `port` (its queue time `queued`, default now).
   void EnqueueAt(uint32_t port, uint32_t input, uint32_t packet, TimePs now,
@@ -139,7 +145,7 @@ class Network {
   // interleaving; one FIFO per channel for round-robin).
   std::deque<uint32_t>& Ingress(uint32_t in_link, uint32_t vc, uint32_t lg) {
     const uint32_t lgq = RoundRobin() ? 1 : hw_.lane_groups;
-    return ingress_[(static_cast<size_t>(in_link) * hw_.link_vcs + vc) * lgq +
+    return ingress_[(static_cast<size_t>(in_link) * vcs_ + vc) * lgq +
                     (RoundRobin() ? 0 : lg)];
   }
   // Serves every free lane group of `port` that has a packet with credit.
@@ -158,6 +164,7 @@ class Network {
   const HwConfig& hw_;
   const Topology& topo_;
   EventQueue& q_;
+  uint32_t vcs_;  // virtual channels per link: VirtualChannels()
   CdmaUnit* cdma_ = nullptr;
   std::vector<TimePs> flight_;      // per link: LinkFlight()
   std::vector<Port> ports_;         // one per directed link

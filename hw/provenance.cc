@@ -50,9 +50,10 @@ constexpr std::array kSources = {
                 "consecutive blocks",
                 256},
     ParamSource{"link.virtual_channels", O::kChosen,
-                "0 = 1: the reference names no virtual channels; one buffer "
-                "per link suffices where routes only climb (switch, fat-tree, "
-                "full mesh); rings and tori need more (hw explain prints the count)"},
+                "0 = as many as the routes need (1 on switch, fat-tree, full "
+                "mesh; 2 on rings; 3 on tori, board rings, dragonflies): the "
+                "reference names no link channels, and lossless links need "
+                "them to be deadlock-free"},
     ParamSource{"switch_config.forwarding_latency_ps", O::kSpec,
                 "switch_delay = 1000 ns, store-and-forward"},
     ParamSource{"switch_config.arbitration", O::kChosen,

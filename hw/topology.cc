@@ -54,6 +54,7 @@ absl::StatusOr<Topology> Topology::Build(TopologyKind kind, uint32_t num_chips,
                              kMaxRouteWork, " ccreplay supports"));
   }
   if (auto s = t.ComputeRoutes(); !s.ok()) return s;
+  t.dateline_classes_ = t.ComputeDatelineClasses();
   return t;
 }
 
@@ -372,7 +373,11 @@ uint32_t Topology::RankOf(uint32_t l) const {
   return Rank(0, l);
 }
 
-uint32_t Topology::DatelineClasses() const {
+uint32_t Topology::ComputeDatelineClasses() const {
+  // A route of at most one link descends nowhere (a full mesh, one chip).
+  if (hops_.empty() || *std::max_element(hops_.begin(), hops_.end()) <= 1) {
+    return 1;
+  }
   // most[l]: the most descents a packet that has just crossed link l can
   // still meet on its way to `dst`. Links are visited nearest-first, so
   // every next hop's value is known (shortest paths only go closer).

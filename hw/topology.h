@@ -117,7 +117,8 @@ class Topology {
   // shortest path the routing may choose (every tie). With this many
   // channels the dependencies between (link, channel) buffers form no
   // cycle: within a channel ranks only rise, and channels only rise.
-  uint32_t DatelineClasses() const;
+  // Computed once, at Build.
+  uint32_t DatelineClasses() const { return dateline_classes_; }
 
   // "chip 3", "switch 0". Fat-tree: switches [0, boards) are the leaves
   // (leaf b serves board b), the rest the spines.
@@ -146,6 +147,7 @@ class Topology {
   bool RouteAllows(uint32_t link, uint32_t node, uint32_t dst) const;
   // rank_ from the kind's cabling (LinkRank).
   void RankLinks();
+  uint32_t ComputeDatelineClasses() const;
   uint32_t RankOf(uint32_t link) const;
 
   TopologyKind kind_ = TopologyKind::kRing;
@@ -154,6 +156,7 @@ class Topology {
   uint32_t num_nodes_ = 0;
   std::vector<DirectedLink> links_;
   std::vector<uint32_t> rank_;  // per link: LinkRank
+  uint32_t dateline_classes_ = 1;
   std::vector<std::vector<uint32_t>> out_links_;  // per node, in add order
   // Per (node, dst chip), row-major by node (Index):
   std::vector<uint32_t> next_;       // first equal-cost next link

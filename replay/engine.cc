@@ -537,7 +537,7 @@ std::string Sim::DescribeStuck() {
     msg = absl::StrCat(
         "network deadlock: packets wait for receive-buffer credit that can "
         "never return (a cycle of full link buffers; ",
-        hw_.link_vcs < topo_.DatelineClasses()
+        VirtualChannels(hw_, topo_) < topo_.DatelineClasses()
             ? absl::StrCat("set link.virtual_channels to ",
                            topo_.DatelineClasses(), ", which these routes need, ")
             : std::string(),
@@ -566,16 +566,20 @@ absl::StatusOr<ReplayResult> Replay(const Program& program, const HwConfig& hw,
         absl::StrCat("topology has ", topology.num_chips(),
                      " chips but the trace has ", program.num_chips));
   }
-  if (hw.link_vcs > 1) {
-    const uint32_t need = topology.DatelineClasses();
-    if (need > hw.link_vcs) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "link.virtual_channels: ", hw.link_vcs, " channels, but the routes of ",
-          TopologySpecString(topology.kind(), topology.params()), " over ",
-          topology.num_chips(), " chips cross up to ", need - 1,
-          " datelines and need ", need,
-          " (docs/hardware-model.md, \"Virtual channels\")"));
-    }
+  // One channel is allowed (a network without channels, which may
+  // deadlock); more must be enough to break every cycle.
+  const uint32_t vcs = VirtualChannels(hw, topology);
+  const uint32_t need = topology.DatelineClasses();
+  if ((vcs > 1 || hw.link_vcs == 0) && (need > vcs || vcs > kMaxVirtualChannels)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "link.virtual_channels: ",
+        hw.link_vcs == 0 ? std::string("0 (as many as the routes need)")
+                         : absl::StrCat(hw.link_vcs, " channels"),
+        ", but the routes of ",
+        TopologySpecString(topology.kind(), topology.params()), " over ",
+        topology.num_chips(), " chips cross up to ", need - 1,
+        " datelines and need ", need, " (at most ", kMaxVirtualChannels,
+        "; docs/hardware-model.md, \"Virtual channels\")"));
   }
   Sim sim(program, hw, topology, options);
   return sim.Run();

@@ -566,6 +566,7 @@ TEST(VirtualChannelTest, OneChannelDeadlocksARingOfRelaysAndTwoDoNot) {
   ASSERT_TRUE(topo.ok());
   ASSERT_EQ(topo->DatelineClasses(), 2u);
   const Program p = TwoHopsRoundARing();
+  hw.link_vcs = 1;  // channels switched off
   auto one = Replay(p, hw, *topo);
   ASSERT_FALSE(one.ok());
   EXPECT_THAT(one.status().message(), HasSubstr("network deadlock"));
@@ -578,6 +579,11 @@ TEST(VirtualChannelTest, OneChannelDeadlocksARingOfRelaysAndTwoDoNot) {
   auto two = Replay(p, hw, *topo);
   ASSERT_TRUE(two.ok()) << two.status();
   for (uint32_t c = 0; c < 4; ++c) EXPECT_EQ(two->bytes_received[c], 4u * 288);
+  // The default, 0, takes as many channels as the routes need: 2.
+  hw.link_vcs = 0;
+  auto need = Replay(p, hw, *topo);
+  ASSERT_TRUE(need.ok()) << need.status();
+  EXPECT_EQ(need->makespan, two->makespan);
 }
 
 TEST(VirtualChannelTest, ChannelsChangeNothingWithoutContention) {
@@ -585,6 +591,7 @@ TEST(VirtualChannelTest, ChannelsChangeNothingWithoutContention) {
   // their timing is that of one channel, packet for packet.
   HwConfig hw = OneEngineTps186();
   hw.link_buffer_bytes = 320;
+  hw.link_vcs = 1;
   const Program p = OneStreamPerChip({{Transfer(0, 1, 864)}, {}});
   const ReplayResult one = MustReplay(p, hw, TopologyKind::kRing);
   hw.link_vcs = 2;
