@@ -1,9 +1,7 @@
 // Hardware fidelity end to end (docs/hardware-model.md): what the replay's
-// breakdown attributes on machines simple enough to work out by hand, and
-// that every algorithm on every shipped topology completes with finite
-// buffers.
+// breakdown attributes on machines simple enough to work out by hand.
+
 #include "cli/run.h"
-#include "collectives/lower.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "replay/breakdown.h"
