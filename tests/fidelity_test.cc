@@ -55,5 +55,103 @@ TEST(BreakdownFidelityTest, ARingStepsBytesAreSerialisation) {
   EXPECT_EQ(b->total, run->result.makespan);
 }
 
+// Each ring step's fixed cost from named mechanisms (docs/hardware-model.md,
+// "Per-step synchronisation"): the step's Transfer pays its CDMA startup,
+// the engine reads the first packet, the link serialises the block and the
+// 4-byte message behind it, the message crosses the link once and the A4S
+// handshake counts it. One ready message (the rendezvous) precedes step 1.
+struct StepCosts {
+  int64_t startup, first_read, block, msg, crossing, handshake;
+  int64_t Step() const {
+    return startup + first_read + block + msg + crossing + handshake;
+  }
+  int64_t Rendezvous() const { return msg + crossing + handshake; }
+};
+
+StepCosts CostsOf(const HwConfig& hw, uint64_t block_bytes) {
+  return StepCosts{
+      hw.cdma_startup.ps(),
+      SerializationTime(hw.packet_payload_bytes, hw.cdma_bytes_per_s).ps(),
+      SerializationTime(block_bytes, hw.link_bytes_per_s).ps(),
+      SerializationTime(hw.message_payload_bytes, hw.link_bytes_per_s).ps(),
+      (hw.link_latency + hw.link_propagation).ps(),
+      hw.msg_remote_latency.ps()};
+}
+
+HwConfig AlphaBetaWithStartupAndHandshake() {
+  HwConfig hw = PureAlphaBeta();
+  hw.cdma_startup = TimePs::Ns(290);
+  hw.msg_remote_latency = TimePs::Ns(40);
+  return hw;
+}
+
+void ExpectRingSteps(v1::CollectiveOp op, uint32_t n, int64_t steps) {
+  const HwConfig hw = AlphaBetaWithStartupAndHandshake();
+  CollectiveSpec spec;
+  spec.op = op;
+  spec.n = n;
+  spec.bytes = n * 65536;
+  spec.algorithm = "ring";
+  auto run = LowerAndReplay(spec, hw, ReplayOptions{});
+  ASSERT_TRUE(run.ok()) << run.status();
+  const StepCosts c = CostsOf(hw, 65536);
+  // 290,000 + 4,500 + 1,310,720 + 80 + 500,000 + 40,000 ps per step.
+  EXPECT_EQ(c.Step(), 2'145'300);
+  EXPECT_EQ(run->result.makespan.ps(), c.Rendezvous() + steps * c.Step());
+  auto b = CriticalPathBreakdown(run->program, run->result, hw, *run->topology);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ((*b)[PathCause::kStartup].ps(), steps * c.startup);
+  EXPECT_EQ((*b)[PathCause::kEngineRead].ps(), steps * c.first_read);
+  EXPECT_EQ((*b)[PathCause::kSerialisation].ps(),
+            steps * c.block + (steps + 1) * c.msg);
+  EXPECT_EQ((*b)[PathCause::kLatency].ps(),
+            (steps + 1) * (c.crossing + c.handshake));
+}
+
+TEST(StepCostTest, TwoStepRingAllReduce) {
+  ExpectRingSteps(v1::ALLREDUCE, 2, 2);  // s = 2 (N - 1)
+}
+
+TEST(StepCostTest, SevenStepRingAllGather) {
+  ExpectRingSteps(v1::ALLGATHER, 8, 7);  // s = N - 1
+}
+
+// A 2-chip exchange through one switch: one step, whose message and whose
+// rendezvous each traverse chip link, switch and switch port. Its fixed
+// cost is startup + 2 x (c2c_lat + cable + switch_delay + port latency +
+// port cable): with the reference's figures (switch port 0 + 0) exactly
+// Math's alpha_start + alpha_switch.
+TEST(StepCostTest, TwoChipExchangeThroughOneSwitch) {
+  HwConfig hw = AlphaBetaWithStartupAndHandshake();
+  hw.switch_forwarding = TimePs::Ns(1000);
+  hw.switch_port_latency = TimePs::Ns(30);
+  hw.switch_port_propagation = TimePs::Ns(7);
+  CollectiveSpec spec;
+  spec.op = v1::ALLTOALL;
+  spec.n = 2;
+  spec.bytes = 2 * 65536;
+  spec.algorithm = "pairwise";
+  spec.topology = TopologyKind::kSwitch;
+  auto run = LowerAndReplay(spec, hw, ReplayOptions{});
+  ASSERT_TRUE(run.ok()) << run.status();
+  const StepCosts c = CostsOf(hw, 65536);
+  const int64_t traversal = c.crossing + hw.switch_forwarding.ps() +
+                            (hw.switch_port_latency + hw.switch_port_propagation).ps();
+  // Each message (the ready one and the data's) is serialised on both
+  // links; at the switch the data's message waits behind the data's last
+  // packet being serialised on the switch output (store and forward).
+  const int64_t last_packet =
+      SerializationTime(hw.packet_payload_bytes, hw.link_bytes_per_s).ps();
+  const int64_t fixed = c.startup + c.first_read + 2 * (traversal + c.handshake) +
+                        4 * c.msg + (last_packet - c.msg);
+  EXPECT_EQ(run->result.makespan.ps(), fixed + c.block);
+  auto b = CriticalPathBreakdown(run->program, run->result, hw, *run->topology);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ((*b)[PathCause::kSwitch].ps(), 2 * hw.switch_forwarding.ps());
+  EXPECT_EQ((*b)[PathCause::kLatency].ps(),
+            2 * (traversal - hw.switch_forwarding.ps() + c.handshake));
+  EXPECT_EQ((*b)[PathCause::kQueueing].ps(), last_packet - c.msg);
+}
+
 }  // namespace
 }  // namespace ccreplay
