@@ -36,11 +36,12 @@ struct LowerArgs {
   uint32_t top_k = 8;
   uint32_t hidden = 7168;
   uint32_t dtype_bytes = kDispatchDtypeBytes;
+  bool no_rendezvous = false;
   std::string output;
 };
 
 absl::StatusOr<CollectiveSpec> SpecFrom(const LowerArgs& a,
-                                         const HwConfig& hw) {
+                                        const HwConfig& hw) {
   CollectiveSpec spec;
   auto op = ParseCollectiveOp(a.op);
   if (!op.ok()) return op.status();
@@ -63,6 +64,7 @@ absl::StatusOr<CollectiveSpec> SpecFrom(const LowerArgs& a,
   if (!chunk.ok()) return chunk.status();
   spec.chunk_bytes = *chunk;
   spec.root = a.root;
+  spec.no_rendezvous = a.no_rendezvous;
   if (a.peer >= 0) spec.peer = static_cast<uint32_t>(a.peer);
   if (spec.op == v1::ALLTOALLV) {
     if (a.ep != 0) {
@@ -137,6 +139,9 @@ void AddLowerCommand(CLI::App& app, int* exit_code) {
                   "the topology recorded in the trace, which replay uses "
                   "unless told otherwise (docs/topologies.md); default: the "
                   "hardware config's");
+  cmd->add_flag("--no-rendezvous", args->lower.no_rendezvous,
+                "ring, ring_2port: no ready message before the first write "
+                "(pre-registered buffers; docs/lowering.md)");
   cmd->add_option("--cdma", args->lower.cdma,
                   "CDMA engines to stripe over (0 = all)")
       ->capture_default_str();

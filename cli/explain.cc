@@ -54,6 +54,9 @@ std::vector<std::pair<std::string, int64_t>> Variants(
   const pb::Message& m = proto.GetReflection()->GetMessage(proto, p.group);
   const pb::Reflection* r = m.GetReflection();
   std::vector<std::pair<std::string, int64_t>> out;
+  // A switch between machines (cdma.unbounded_bandwidth), not a quantity:
+  // flipping it alone makes no valid config.
+  if (p.field->type() == pb::FieldDescriptor::TYPE_BOOL) return out;
   if (p.field->type() == pb::FieldDescriptor::TYPE_ENUM) {
     const int now = r->GetEnumValue(m, p.field);
     const pb::EnumDescriptor* e = p.field->enum_type();

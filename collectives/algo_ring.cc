@@ -77,9 +77,11 @@ void LowerRingLane(const LowerCtx& c, uint32_t rank, const RingLane& lane,
   const uint32_t next = real((v + 1) % n);
   const uint32_t prev = real(ModSub(v, 1, n));
   // Rendezvous: my buffer holds my input, so prev may write into it; then
-  // wait until next says the same.
-  b.RemoteMsgSend(lane.ready_qp, prev, lane.ready_counter);
-  b.MsgWait(lane.ready_counter, 1);
+  // wait until next says the same. Not with pre-registered buffers.
+  if (!c.spec->no_rendezvous) {
+    b.RemoteMsgSend(lane.ready_qp, prev, lane.ready_counter);
+    b.MsgWait(lane.ready_counter, 1);
+  }
   const uint32_t steps = RingSteps(op, n);
   for (uint32_t s = 0; s < steps; ++s) {
     // The chunk I send at step s is the one prev sent me at step s-1 (the

@@ -48,6 +48,11 @@ struct CollectiveSpec {
   // AllToAllvMatrix() (collectives/alltoallv.h). Empty = uniform split.
   std::vector<uint64_t> alltoallv_bytes;
   std::string distribution;  // recorded in the header, e.g. "zipf:1.2:7"
+  // Ring and ring_2port AllReduce/AllGather/ReduceScatter: leave out the
+  // rendezvous (the ready message each chip sends before the first write),
+  // as persistent collectives with pre-registered buffers do
+  // (docs/lowering.md).
+  bool no_rendezvous = false;
 
   // Chips per group: group_size, or n when it is 0.
   uint32_t GroupSize() const { return group_size == 0 ? n : group_size; }

@@ -177,6 +177,16 @@ absl::Status Validate(const CollectiveSpec& spec, const HwConfig& hw,
   if (spec.algorithm == "bruck") {
     if (absl::Status s = lowering::CheckBruck(*ctx); !s.ok()) return s;
   }
+  if (spec.no_rendezvous &&
+      !(IsReduceFamily(spec.op) &&
+        (spec.algorithm == "ring" || spec.algorithm == "ring_2port"))) {
+    // The other algorithms' ready messages also say a buffer may be
+    // overwritten again, which the schedule needs.
+    return Invalid(absl::StrCat(
+        "no_rendezvous is supported by allreduce, allgather and "
+        "reducescatter with 'ring' or 'ring_2port', not by '",
+        CollectiveOpName(spec.op), "' with '", spec.algorithm, "'"));
+  }
   return absl::OkStatus();
 }
 
@@ -274,6 +284,7 @@ absl::StatusOr<v1::Trace> LowerCollective(const CollectiveSpec& spec,
   }
   info->set_chunk_bytes(spec.chunk_bytes);
   info->set_sync("write+msg");
+  info->set_no_rendezvous(spec.no_rendezvous);
   if (spec.op == v1::ALLTOALLV) {
     for (uint32_t i = 0; i < g; ++i) {
       for (uint32_t p = 0; p < g; ++p)

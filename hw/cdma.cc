@@ -37,12 +37,11 @@ void CdmaUnit::BeginData(uint32_t e, uint32_t g, uint32_t peer, uint32_t qp,
   eng.dst_addr = dst_addr;
   eng.bytes = bytes;
   if (peer == eng.chip) {
-    q_.Push(now + SerializationTime(bytes, hw_.cdma_bytes_per_s), kLocalDone,
-            e);
+    q_.Push(now + hw_.CdmaReadTime(bytes), kLocalDone, e);
     return;
   }
   const uint64_t first = std::min<uint64_t>(bytes, hw_.packet_payload_bytes);
-  q_.Push(now + SerializationTime(first, hw_.cdma_bytes_per_s), kCdmaEmit, e);
+  q_.Push(now + hw_.CdmaReadTime(first), kCdmaEmit, e);
 }
 
 bool CdmaUnit::OnEmit(uint32_t e, TimePs now) {
@@ -64,8 +63,7 @@ bool CdmaUnit::OnEmit(uint32_t e, TimePs now) {
   if (eng.emitted == eng.bytes) return true;
   const uint64_t next =
       std::min<uint64_t>(eng.bytes - eng.emitted, hw_.packet_payload_bytes);
-  q_.Push(eng.base_time + SerializationTime(eng.emitted - eng.base_bytes + next,
-                                            hw_.cdma_bytes_per_s),
+  q_.Push(eng.base_time + hw_.CdmaReadTime(eng.emitted - eng.base_bytes + next),
           kCdmaEmit, e);
   return false;
 }

@@ -337,8 +337,14 @@ absl::Status CheckCdma(const v1::HardwareConfig& p) {
                absl::StrCat("must be in [1, ", kMaxEngines, "], got ",
                             p.cdma().engines_per_chip()));
   }
-  if (p.cdma().bandwidth_bytes_per_s() == 0) {
-    return Bad("cdma.bandwidth_bytes_per_s", "must be > 0");
+  if (p.cdma().unbounded_bandwidth()) {
+    if (p.cdma().bandwidth_bytes_per_s() != 0) {
+      return Bad("cdma.bandwidth_bytes_per_s",
+                 "must be 0 with cdma.unbounded_bandwidth");
+    }
+  } else if (p.cdma().bandwidth_bytes_per_s() == 0) {
+    return Bad("cdma.bandwidth_bytes_per_s",
+               "must be > 0 (or cdma.unbounded_bandwidth: true)");
   }
   if (auto s =
           CheckTime("cdma.startup_latency_ps", p.cdma().startup_latency_ps());
@@ -373,11 +379,6 @@ absl::Status CheckLink(const v1::HardwareConfig& p) {
   if (p.link().message_payload_bytes() > kMaxPacketBytes) {
     return Bad("link.message_payload_bytes",
                absl::StrCat("must be at most ", kMaxPacketBytes));
-  }
-  if (p.link().packet_header_bytes() + p.link().message_payload_bytes() == 0) {
-    return Bad("link.message_payload_bytes",
-               "a message must have at least one byte on the wire "
-               "(header + message payload > 0)");
   }
   if (p.link().lane_groups() > kMaxLaneGroups) {
     return Bad("link.lane_groups",
@@ -573,6 +574,7 @@ v1::HardwareConfig HwConfigToProto(const HwConfig& c) {
   p.set_name(c.name);
   p.mutable_cdma()->set_engines_per_chip(c.cdma_engines);
   p.mutable_cdma()->set_bandwidth_bytes_per_s(c.cdma_bytes_per_s);
+  p.mutable_cdma()->set_unbounded_bandwidth(c.cdma_bytes_per_s == 0);
   p.mutable_cdma()->set_startup_latency_ps(c.cdma_startup.ps());
   p.mutable_cdma()->set_max_outstanding(c.cdma_max_outstanding);
   p.mutable_cdma()->set_staging_packets(c.cdma_staging_packets);

@@ -110,7 +110,7 @@ struct HwConfig {
   std::string name;
   // CDMA engines.
   uint32_t cdma_engines = 0;
-  uint64_t cdma_bytes_per_s = 0;
+  uint64_t cdma_bytes_per_s = 0;  // 0 = unbounded (reads take no time)
   TimePs cdma_startup;
   uint32_t cdma_max_outstanding = 0;  // 0 = unbounded
   uint32_t cdma_staging_packets = 2;  // per (engine, lane group) queue, >= 1
@@ -129,7 +129,7 @@ struct HwConfig {
                           // the routes need (Topology::DatelineClasses)
   // Switch.
   TimePs switch_forwarding;
-  bool switch_fifo = false;  // false = round-robin over inputs
+  bool switch_fifo = false;        // false = round-robin over inputs
   bool switch_input_fifo = false;  // false = virtual output queues
   TimePs switch_port_latency;      // a switch output's protocol latency
   TimePs switch_port_propagation;  // its cable's propagation
@@ -142,6 +142,11 @@ struct HwConfig {
   uint32_t num_chips = 0;  // 0 = from the trace
 
   uint32_t num_qps() const { return cdma_engines * kVcBanksPerCdma; }
+  // One engine reading `bytes`: 0 with unbounded bandwidth.
+  TimePs CdmaReadTime(uint64_t bytes) const {
+    return cdma_bytes_per_s == 0 ? TimePs::Zero()
+                                 : SerializationTime(bytes, cdma_bytes_per_s);
+  }
   // What traces are validated against on this hardware.
   TraceTarget Target() const { return {name, num_chips, cdma_engines}; }
 };

@@ -144,7 +144,7 @@ void Network::TryTransmit(uint32_t port, TimePs now) {
 }
 
 Network::Pick Network::Arbitrate(Port& pt, uint32_t lg,
-                                bool* credit_blocked) const {
+                                 bool* credit_blocked) const {
   // Channels in turn from the one after the channel served last; within a
   // channel, round-robin: start after the input served last. FIFO: the
   // packet queued first over every channel (ties: the lower channel, then

@@ -129,8 +129,7 @@ class Network {
   // crossing; Topology::LinkRank), never beyond the last channel.
   uint8_t NextVc(uint32_t in_link, uint8_t vc, uint32_t port) const {
     if (in_link == kNone) return 0;
-    const uint32_t up =
-        topo_.LinkRank(port) <= topo_.LinkRank(in_link) ? 1 : 0;
+    const uint32_t up = topo_.LinkRank(port) <= topo_.LinkRank(in_link) ? 1 : 0;
     return static_cast<uint8_t>(std::min<uint32_t>(vc + up, vcs_ - 1));
   }
   // Queues the packet at `port` (its queue time `queued`, default now).

@@ -192,7 +192,7 @@ class Port {
   uint32_t words_ = 1;
   std::vector<uint64_t> nonempty_;  // per queue row: inputs with packets
   std::vector<std::deque<uint32_t>> queues_;
-  std::vector<int64_t> credits_;    // per virtual channel
+  std::vector<int64_t> credits_;  // per virtual channel
   uint32_t waiting_ = 0;
   LinkStats stats_;
 };

@@ -22,6 +22,9 @@ constexpr std::array kSources = {
     ParamSource{"cdma.staging_packets", O::kDerived,
                 "one packet serialised while the next is read: depth 2 "
                 "(docs/hardware-model.md, Staging)"},
+    ParamSource{"cdma.unbounded_bandwidth", O::kChosen,
+                "false: engines read at bandwidth_bytes_per_s; true is the "
+                "alpha-beta model's machine"},
     ParamSource{"link.bandwidth_bytes_per_s", O::kSpec,
                 "intra_bw = 400 GB/s per direction"},
     ParamSource{"link.latency_ps", O::kSpec,

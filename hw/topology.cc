@@ -364,7 +364,8 @@ uint32_t Topology::RankOf(uint32_t l) const {
     }
     case TopologyKind::kBoardDragonfly: {
       const uint32_t group = params_.dragonfly_group_boards * cpb;
-      const uint32_t cls = a / cpb == b / cpb ? 0 : (a / group == b / group ? 1 : 2);
+      const uint32_t cls =
+          a / cpb == b / cpb ? 0 : (a / group == b / group ? 1 : 2);
       return Rank(cls, l);
     }
     case TopologyKind::kFullMesh:

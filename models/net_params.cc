@@ -1,6 +1,7 @@
 #include "models/net_params.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace ccreplay {
 
@@ -9,7 +10,9 @@ NetParams NetParamsFromHw(const HwConfig& hw) {
   const double wire = hw.packet_payload_bytes + hw.packet_header_bytes;
   const double u = wire > 0 ? hw.packet_payload_bytes / wire : 1.0;
   p.link_payload_bps = static_cast<double>(hw.link_bytes_per_s) * u;
-  p.engine_bps = static_cast<double>(hw.cdma_bytes_per_s);
+  p.engine_bps = hw.cdma_bytes_per_s == 0
+                     ? std::numeric_limits<double>::infinity()  // unbounded
+                     : static_cast<double>(hw.cdma_bytes_per_s);
   p.engines = hw.cdma_engines;
   p.inject_bps = p.engine_bps * hw.cdma_engines;
   p.startup_us = hw.cdma_startup.us();
@@ -20,8 +23,7 @@ NetParams NetParamsFromHw(const HwConfig& hw) {
   // one lane group; only round-robin cannot.
   p.hashed_lanes =
       hw.interleave != InterleaveKind::kRoundRobin && hw.lane_groups > 1;
-  p.switch_hop_us =
-      (hw.switch_port_latency + hw.switch_port_propagation).us();
+  p.switch_hop_us = (hw.switch_port_latency + hw.switch_port_propagation).us();
   p.switch_us = hw.switch_forwarding.us();
   p.packet_us = hw.link_bytes_per_s > 0
                     ? wire / static_cast<double>(hw.link_bytes_per_s) * 1e6

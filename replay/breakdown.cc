@@ -122,9 +122,8 @@ class Walker {
   }
   // The engine's read of `in`'s first packet.
   TimePs FirstRead(const Instr& in) const {
-    return SerializationTime(
-        std::min<uint64_t>(in.bytes, hw_.packet_payload_bytes),
-        hw_.cdma_bytes_per_s);
+    return hw_.CdmaReadTime(
+        std::min<uint64_t>(in.bytes, hw_.packet_payload_bytes));
   }
   // The data instruction a RemoteMsgSend follows on its qp (write + msg:
   // the instruction before it in its stream), or kNone.
@@ -229,7 +228,7 @@ bool Walker::Step() {
       // When the link is the slower, the engine's read of the first packet
       // (which the link waits for) is engine time, the rest the link's.
       const TimePs phase = t.end - t.start;
-      const TimePs read = SerializationTime(in.bytes, hw_.cdma_bytes_per_s);
+      const TimePs read = hw_.CdmaReadTime(in.bytes);
       const TimePs wire =
           in.peer == t.chip ? TimePs::Zero() : OwnSerialisation(in);
       if (wire > read) {

@@ -539,7 +539,8 @@ std::string Sim::DescribeStuck() {
         "never return (a cycle of full link buffers; ",
         VirtualChannels(hw_, topo_) < topo_.DatelineClasses()
             ? absl::StrCat("set link.virtual_channels to ",
-                           topo_.DatelineClasses(), ", which these routes need, ")
+                           topo_.DatelineClasses(),
+                           ", which these routes need, ")
             : std::string(),
         "raise link.buffer_bytes or choose another topology/algorithm) at ",
         ports.size() + more_ports, " link(s):\n  ",
@@ -570,7 +571,8 @@ absl::StatusOr<ReplayResult> Replay(const Program& program, const HwConfig& hw,
   // deadlock); more must be enough to break every cycle.
   const uint32_t vcs = VirtualChannels(hw, topology);
   const uint32_t need = topology.DatelineClasses();
-  if ((vcs > 1 || hw.link_vcs == 0) && (need > vcs || vcs > kMaxVirtualChannels)) {
+  if ((vcs > 1 || hw.link_vcs == 0) &&
+      (need > vcs || vcs > kMaxVirtualChannels)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "link.virtual_channels: ",
         hw.link_vcs == 0 ? std::string("0 (as many as the routes need)")

@@ -22,5 +22,5 @@ if [[ "${CCREPLAY_SKIP_ASAN:-0}" != 1 ]]; then
   cmake --build "$asan" -j"$jobs"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir "$asan" --output-on-failure -j"$jobs" -LE 'golden|sweep'
+    ctest --test-dir "$asan" --output-on-failure -j"$jobs" -LE 'golden|slow'
 fi

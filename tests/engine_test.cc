@@ -606,8 +606,8 @@ TEST(VirtualChannelTest, TooFewChannelsForTheRoutesAreRefused) {
   hw.link_vcs = 2;  // a torus needs 3: an x and a y dateline
   auto topo = Topology::Build(TopologyKind::kTorus2D, 16);
   ASSERT_TRUE(topo.ok());
-  auto r = Replay(OneStreamPerChip(std::vector<std::vector<Instr>>(16)), hw,
-                  *topo);
+  auto r =
+      Replay(OneStreamPerChip(std::vector<std::vector<Instr>>(16)), hw, *topo);
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(),
               HasSubstr("link.virtual_channels: 2 channels"));

@@ -21,8 +21,8 @@ TEST(ExplainTest, EveryParameterHasAValueAndAnOrigin) {
   EXPECT_THAT(text, ::testing::HasSubstr("link.latency_ps"));
   EXPECT_THAT(text, ::testing::HasSubstr("c2c_lat = 200 ns"));
   EXPECT_THAT(text, ::testing::HasSubstr("switch_config.port_latency_ps"));
-  // 5 CDMA + 11 link + 5 switch + 2 message parameters.
-  EXPECT_EQ(ParamSources().size(), 23u);
+  // 6 CDMA + 11 link + 5 switch + 2 message parameters.
+  EXPECT_EQ(ParamSources().size(), 24u);
   EXPECT_THAT(text, ::testing::HasSubstr("link.virtual_channels"));
   EXPECT_THAT(text, ::testing::HasSubstr("switch_config.input_queues"));
 }

@@ -5,23 +5,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "replay/breakdown.h"
+#include "tests/alpha_beta.h"
 
 namespace ccreplay {
 namespace {
-
-// The machine of the alpha-beta model: one engine with no startup, packets
-// with no header, one lane group, B = 50 GB/s, alpha = 500 ns per crossing.
-HwConfig PureAlphaBeta() {
-  HwConfig hw = DefaultTps186();
-  hw.cdma_engines = 1;
-  hw.cdma_startup = TimePs::Zero();
-  hw.packet_header_bytes = 0;
-  hw.lane_groups = 1;
-  hw.link_bytes_per_s = 50'000'000'000;
-  hw.link_latency = TimePs::Ns(500);
-  hw.link_propagation = TimePs::Zero();
-  return hw;
-}
 
 TEST(BreakdownFidelityTest, ARingStepsBytesAreSerialisation) {
   const HwConfig hw = PureAlphaBeta();
@@ -135,15 +122,17 @@ TEST(StepCostTest, TwoChipExchangeThroughOneSwitch) {
   auto run = LowerAndReplay(spec, hw, ReplayOptions{});
   ASSERT_TRUE(run.ok()) << run.status();
   const StepCosts c = CostsOf(hw, 65536);
-  const int64_t traversal = c.crossing + hw.switch_forwarding.ps() +
-                            (hw.switch_port_latency + hw.switch_port_propagation).ps();
+  const int64_t traversal =
+      c.crossing + hw.switch_forwarding.ps() +
+      (hw.switch_port_latency + hw.switch_port_propagation).ps();
   // Each message (the ready one and the data's) is serialised on both
   // links; at the switch the data's message waits behind the data's last
   // packet being serialised on the switch output (store and forward).
   const int64_t last_packet =
       SerializationTime(hw.packet_payload_bytes, hw.link_bytes_per_s).ps();
-  const int64_t fixed = c.startup + c.first_read + 2 * (traversal + c.handshake) +
-                        4 * c.msg + (last_packet - c.msg);
+  const int64_t fixed = c.startup + c.first_read +
+                        2 * (traversal + c.handshake) + 4 * c.msg +
+                        (last_packet - c.msg);
   EXPECT_EQ(run->result.makespan.ps(), fixed + c.block);
   auto b = CriticalPathBreakdown(run->program, run->result, hw, *run->topology);
   ASSERT_TRUE(b.ok()) << b.status();
@@ -151,6 +140,23 @@ TEST(StepCostTest, TwoChipExchangeThroughOneSwitch) {
   EXPECT_EQ((*b)[PathCause::kLatency].ps(),
             2 * (traversal - hw.switch_forwarding.ps() + c.handshake));
   EXPECT_EQ((*b)[PathCause::kQueueing].ps(), last_packet - c.msg);
+}
+
+TEST(AlphaBetaTest, RingAllReduceIsTheFormulaAtEightChips) {
+  ExpectAlphaBetaFormula(8, 65536);
+}
+
+TEST(AlphaBetaTest, WithTheRendezvousItIsOneCrossingMore) {
+  const HwConfig hw = ExactAlphaBeta();
+  CollectiveSpec spec;
+  spec.op = v1::ALLREDUCE;
+  spec.n = 8;
+  spec.bytes = 8 * 65536;
+  spec.algorithm = "ring";
+  auto run = LowerAndReplay(spec, hw, ReplayOptions{});
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->result.makespan.ps(),
+            500'000 + 2 * 7 * (500'000 + 65536 * 20));
 }
 
 }  // namespace

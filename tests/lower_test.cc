@@ -875,3 +875,56 @@ TEST(LowerTest, Deterministic) {
 
 }  // namespace
 }  // namespace ccreplay
+
+namespace ccreplay {
+namespace {
+
+// --no-rendezvous (docs/lowering.md): the ring and ring_2port lowerings
+// leave out the two ready instructions per lane and still compute their
+// collective under any schedule with per-qp ordering; the other algorithms
+// refuse it, naming it.
+TEST(NoRendezvousTest, RingsStayCorrectWithoutTheReadyMessages) {
+  for (const char* algo : {"ring", "ring_2port"}) {
+    for (v1::CollectiveOp op :
+         {v1::ALLREDUCE, v1::ALLGATHER, v1::REDUCESCATTER}) {
+      for (uint32_t n : {2u, 3u, 5u}) {
+        CollectiveSpec spec = Spec(op, n, 40, 2);
+        spec.algorithm = algo;
+        const v1::Trace with = MustLower(spec);
+        spec.no_rendezvous = true;
+        const v1::Trace without = MustLower(spec);
+        EXPECT_TRUE(without.header().collective().no_rendezvous());
+        // One RemoteMsgSend and one MsgWait fewer per chip and lane.
+        const int lanes = std::string(algo) == "ring" || n == 2 ? 1 : 2;
+        for (uint32_t c = 0; c < n; ++c) {
+          int a = 0, b = 0;
+          for (const auto& s : with.chips(c).streams())
+            a += s.instructions_size();
+          for (const auto& s : without.chips(c).streams()) {
+            b += s.instructions_size();
+          }
+          EXPECT_EQ(a - b, 2 * lanes) << algo << " n " << n << " chip " << c;
+        }
+        for (uint32_t seed = 0; seed < 10; ++seed) {
+          EXPECT_EQ(RunRandom(without, /*per_qp=*/true, seed), "")
+              << algo << " " << v1::CollectiveOp_Name(op) << " n " << n;
+        }
+      }
+    }
+  }
+}
+
+TEST(NoRendezvousTest, OtherAlgorithmsRefuseIt) {
+  CollectiveSpec spec = Spec(v1::ALLREDUCE, 4, 1024, 1);
+  spec.algorithm = "rh";
+  spec.no_rendezvous = true;
+  auto t = LowerCollective(spec, DefaultTps186());
+  ASSERT_FALSE(t.ok());
+  EXPECT_THAT(t.status().message(),
+              HasSubstr("no_rendezvous is supported by allreduce, allgather "
+                        "and reducescatter with 'ring' or 'ring_2port', not by "
+                        "'allreduce' with 'rh'"));
+}
+
+}  // namespace
+}  // namespace ccreplay

@@ -595,8 +595,7 @@ TEST(TopologyTest, DatelineClassesPerKind) {
   // link to a board-internal one.
   EXPECT_EQ(MustBuild(TopologyKind::kBoardRing, 64).DatelineClasses(), 3u);
   // Dragonfly: board -> group -> global -> group -> board descends twice.
-  EXPECT_EQ(MustBuild(TopologyKind::kBoardDragonfly, 64).DatelineClasses(),
-            3u);
+  EXPECT_EQ(MustBuild(TopologyKind::kBoardDragonfly, 64).DatelineClasses(), 3u);
 }
 
 TEST(TopologyTest, FlowHashIsFixed) {
@@ -727,6 +726,8 @@ TEST(TopologyConfigTest, ShippedConfigsParseAndBuild) {
     SCOPED_TRACE(name);
     absl::StatusOr<HwConfig> c = ReadHwConfigFile((dir / name).string());
     ASSERT_TRUE(c.ok()) << c.status();
+    // The alpha-beta model's machine is meant to differ.
+    if (name == "alpha-beta.hw.txtpb") continue;
     // Same hardware as traces/tps186.hw.txtpb; only the name and the
     // topology differ (a copy that drifted from TPS186 fails here).
     v1::HardwareConfig got = HwConfigToProto(*c);
