@@ -38,15 +38,24 @@ inline HwConfig ExactAlphaBeta() {
   return hw;
 }
 
-inline void ExpectAlphaBetaFormula(uint32_t n, uint64_t block) {
-  const HwConfig hw = ExactAlphaBeta();
+// Lowers a ring `op` of `block` bytes per chip over n chips and replays it
+// on `hw`.
+inline absl::StatusOr<RunOutcome> RunRing(const HwConfig& hw,
+                                          v1::CollectiveOp op, uint32_t n,
+                                          uint64_t block,
+                                          bool no_rendezvous = false) {
   CollectiveSpec spec;
-  spec.op = v1::ALLREDUCE;
+  spec.op = op;
   spec.n = n;
   spec.bytes = n * block;
   spec.algorithm = "ring";
-  spec.no_rendezvous = true;
-  auto run = LowerAndReplay(spec, hw, ReplayOptions{});
+  spec.no_rendezvous = no_rendezvous;
+  return LowerAndReplay(spec, hw, ReplayOptions{});
+}
+
+inline void ExpectAlphaBetaFormula(uint32_t n, uint64_t block) {
+  const HwConfig hw = ExactAlphaBeta();
+  auto run = RunRing(hw, v1::ALLREDUCE, n, block, /*no_rendezvous=*/true);
   ASSERT_TRUE(run.ok()) << run.status();
   const int64_t latency_ps = 500'000;
   const int64_t block_ps = static_cast<int64_t>(block) * 20;  // 50 B/ns

@@ -12,12 +12,7 @@ namespace {
 
 TEST(BreakdownFidelityTest, ARingStepsBytesAreSerialisation) {
   const HwConfig hw = PureAlphaBeta();
-  CollectiveSpec spec;
-  spec.op = v1::ALLREDUCE;
-  spec.n = 8;
-  spec.bytes = 8 * 65536;
-  spec.algorithm = "ring";
-  auto run = LowerAndReplay(spec, hw, ReplayOptions{});
+  auto run = RunRing(hw, v1::ALLREDUCE, 8, 65536);
   ASSERT_TRUE(run.ok()) << run.status();
   auto b = CriticalPathBreakdown(run->program, run->result, hw, *run->topology);
   ASSERT_TRUE(b.ok()) << b.status();
@@ -74,12 +69,7 @@ HwConfig AlphaBetaWithStartupAndHandshake() {
 
 void ExpectRingSteps(v1::CollectiveOp op, uint32_t n, int64_t steps) {
   const HwConfig hw = AlphaBetaWithStartupAndHandshake();
-  CollectiveSpec spec;
-  spec.op = op;
-  spec.n = n;
-  spec.bytes = n * 65536;
-  spec.algorithm = "ring";
-  auto run = LowerAndReplay(spec, hw, ReplayOptions{});
+  auto run = RunRing(hw, op, n, 65536);
   ASSERT_TRUE(run.ok()) << run.status();
   const StepCosts c = CostsOf(hw, 65536);
   // 290,000 + 4,500 + 1,310,720 + 80 + 500,000 + 40,000 ps per step.
@@ -148,12 +138,7 @@ TEST(AlphaBetaTest, RingAllReduceIsTheFormulaAtEightChips) {
 
 TEST(AlphaBetaTest, WithTheRendezvousItIsOneCrossingMore) {
   const HwConfig hw = ExactAlphaBeta();
-  CollectiveSpec spec;
-  spec.op = v1::ALLREDUCE;
-  spec.n = 8;
-  spec.bytes = 8 * 65536;
-  spec.algorithm = "ring";
-  auto run = LowerAndReplay(spec, hw, ReplayOptions{});
+  auto run = RunRing(hw, v1::ALLREDUCE, 8, 65536);
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_EQ(run->result.makespan.ps(),
             500'000 + 2 * 7 * (500'000 + 65536 * 20));
