@@ -82,9 +82,12 @@ bool Network::OnArrive(uint32_t packet, uint32_t node, TimePs now) {
     return false;
   }
   // Written to GMEM at once: the buffer space is free again, and the credit
-  // travels back over the link.
-  q_.Push(now + flight_[pk.in_link], kCreditReturn, pk.in_link,
-          CreditWord(WireBytes(pk), pk.vc));
+  // travels back over the link (unless buffers are unbounded: then a credit
+  // changes nothing, and no event carries it).
+  if (hw_.link_buffer_bytes != 0) {
+    q_.Push(now + flight_[pk.in_link], kCreditReturn, pk.in_link,
+            CreditWord(WireBytes(pk), pk.vc));
+  }
   return true;
 }
 
@@ -209,8 +212,10 @@ void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
   st.lg_last_end[lg] = end;
   if (pk.in_link != kNone) {
     // It leaves the buffer of the previous hop: credit goes back there.
-    q_.Push(end + flight_[pk.in_link], kCreditReturn, pk.in_link,
-            CreditWord(wire, pk.in_vc));
+    if (hw_.link_buffer_bytes != 0) {
+      q_.Push(end + flight_[pk.in_link], kCreditReturn, pk.in_link,
+              CreditWord(wire, pk.in_vc));
+    }
     if (hw_.switch_input_fifo && topo_.IsSwitch(topo_.links()[port].src)) {
       // The next packet of its input FIFO moves up to the head.
       std::deque<uint32_t>& fifo = Ingress(pk.in_link, pk.in_vc, pk.lg);
