@@ -166,11 +166,13 @@ void AddCalibrateCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--topology", args->topology,
                   "topology joining chip 0 and chip 1")
       ->capture_default_str();
-  cmd->add_option("--n", args->n, "chips in the system (P2P from 0 to 1)")
+  AddUnsignedOption(cmd, "--n", args->n,
+                    "chips in the system (P2P from 0 to 1)")
       ->capture_default_str();
-  cmd->add_option("--stream", args->stream, "messages in the gap stream (>= 2)")
+  AddUnsignedOption(cmd, "--stream", args->stream,
+                    "messages in the gap stream (>= 2)")
       ->capture_default_str();
-  cmd->add_option("-o,--output", args->output,
+  AddOutputOption(cmd, "-o,--output", args->output,
                   "PlogpCalibration, protobuf text format")
       ->required();
   cmd->callback([args, exit_code] {
@@ -194,7 +196,7 @@ void AddCalibrateCommand(CLI::App& app, int* exit_code) {
     }
     std::string text;
     google::protobuf::TextFormat::PrintToString(*cal, &text);
-    auto s = WriteOutputs({{args->output, text}});
+    auto s = WriteOutputs(args->common.Inputs(), {{"-o", args->output, text}});
     if (!s.ok()) {
       *exit_code = Fail(s);
       return;

@@ -155,8 +155,9 @@ TEST_F(FileUtilTest, DirectoryTargetIsRefusedAndKept) {
   absl::Status s = WriteFileAtomically(path, "data");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(std::string(s.message()),
-            absl::StrCat(path, ": exists and is a directory; refusing to "
-                               "write an output there"));
+            absl::StrCat(path,
+                         ": exists and is a directory; refusing to "
+                         "write an output there"));
   EXPECT_THAT(List(dir_), ElementsAre("target"));  // no temp file left
   EXPECT_THAT(List(path), ElementsAre("keep"));
   ::unlink((path + "/keep").c_str());
