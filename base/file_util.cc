@@ -4,9 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <csignal>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -197,10 +197,11 @@ absl::StatusOr<std::string> ResolveOutputPath(const std::string& path) {
     if (::stat(target.c_str(), &st) != 0) return target;
   }
   if (!S_ISREG(st.st_mode)) {
-    return Refused(path, target == path
-                             ? absl::StrCat("exists and is ", FileKind(st.st_mode))
-                             : absl::StrCat("a symlink to ", target, ", ",
-                                            FileKind(st.st_mode)));
+    return Refused(path,
+                   target == path
+                       ? absl::StrCat("exists and is ", FileKind(st.st_mode))
+                       : absl::StrCat("a symlink to ", target, ", ",
+                                      FileKind(st.st_mode)));
   }
   return target;
 }
@@ -220,9 +221,9 @@ absl::Status CheckOutputPaths(const std::vector<NamedPath>& inputs,
       if (in.path.empty() || in.path == "-") continue;
       const FileIdentity in_id = IdentityOf(in.path);
       if (in_id.exists && id.SameAs(in_id)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            out.flag, " ", out.path, " is the same file as input ", in.flag,
-            " ", in.path, "; refusing to overwrite it"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(out.flag, " ", out.path, " is the same file as input ",
+                         in.flag, " ", in.path, "; refusing to overwrite it"));
       }
     }
     for (const auto& [other, other_id] : seen) {
