@@ -101,7 +101,22 @@ std::string ReplayJson(const ReplayArgs& a, const HwConfig& hw,
                    {"critical_path", path.ToJsonValue()}});
 }
 
+// What replay reads, and what it writes with the contents still empty: the
+// paths are checked before the run, the contents filled in after it.
+std::vector<NamedPath> ReplayInputs(const CommonFlags& c, const ReplayArgs& a) {
+  return {{"trace", a.trace}, {"--hw", c.hw_path}};
+}
+std::vector<OutputFile> ReplayOutputs(const CommonFlags& c,
+                                      const ReplayArgs& a) {
+  return {{"--timeline", a.timeline, ""},
+          {"--csv", c.csv_path, ""},
+          {"--json", c.json_path, ""}};
+}
+
 int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
+  if (auto s = CheckOutputs(ReplayInputs(c, a), ReplayOutputs(c, a)); !s.ok()) {
+    return Fail(s);
+  }
   auto hw = c.Hw();
   if (!hw.ok()) return Fail(hw.status());
   std::optional<TopologyChoice> topo;
@@ -138,14 +153,13 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   if (!path.ok()) return Fail(path.status());
   auto path_table = BreakdownTable(*path);
   if (!path_table.ok()) return Fail(path_table.status());
-  auto s = WriteOutputs(
-      {{"trace", a.trace}, {"--hw", c.hw_path}},
-      {{"--timeline", a.timeline,
-        a.timeline.empty() ? std::string() : TimelineJson(run->program, r)},
-       {"--csv", c.csv_path, chips->ToCsv()},
-       {"--json", c.json_path,
-        ReplayJson(a, *hw, r, *chips, *links, *path_table)}});
-  if (!s.ok()) return Fail(s);
+  std::vector<OutputFile> outputs = ReplayOutputs(c, a);
+  if (!a.timeline.empty()) outputs[0].contents = TimelineJson(run->program, r);
+  outputs[1].contents = chips->ToCsv();
+  outputs[2].contents = ReplayJson(a, *hw, r, *chips, *links, *path_table);
+  if (auto s = WriteOutputs(ReplayInputs(c, a), outputs); !s.ok()) {
+    return Fail(s);
+  }
   // The report, only once the outputs are written.
   PrintSummary(a, *trace, *hw, *run, std::cout);
   std::cout << chips->ToText() << "critical path by mechanism:\n"

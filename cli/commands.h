@@ -94,6 +94,9 @@ struct MscclFlags {
 // their report only when this succeeds.
 absl::Status WriteOutputs(const std::vector<NamedPath>& inputs,
                           const std::vector<OutputFile>& outputs);
+// WriteOutputs' check alone, for commands that refuse before a long run.
+absl::Status CheckOutputs(const std::vector<NamedPath>& inputs,
+                          const std::vector<OutputFile>& outputs);
 
 void AddBaselineCommand(CLI::App& app, int* exit_code);
 void AddMathCommand(CLI::App& app, int* exit_code);

@@ -66,11 +66,16 @@ CLI::Validator UnsignedUpTo(uint64_t max) {
       absl::StrCat("UINT<=", max));
 }
 
-absl::Status WriteOutputs(const std::vector<NamedPath>& inputs,
+absl::Status CheckOutputs(const std::vector<NamedPath>& inputs,
                           const std::vector<OutputFile>& outputs) {
   std::vector<NamedPath> paths;
   for (const OutputFile& o : outputs) paths.push_back({o.flag, o.path});
-  if (auto s = CheckOutputPaths(inputs, paths); !s.ok()) return s;
+  return CheckOutputPaths(inputs, paths);
+}
+
+absl::Status WriteOutputs(const std::vector<NamedPath>& inputs,
+                          const std::vector<OutputFile>& outputs) {
+  if (auto s = CheckOutputs(inputs, outputs); !s.ok()) return s;
   for (const OutputFile& o : outputs) {
     if (o.path.empty()) continue;
     if (auto s = WriteFileAtomically(o.path, o.contents); !s.ok()) return s;

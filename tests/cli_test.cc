@@ -323,13 +323,14 @@ TEST_F(OutputSafetyTest, ReplayCsvOverTheHardwareConfigViaASymlinkIsRefused) {
       Slurp(std::string(CCREPLAY_SOURCE_DIR) + "/traces/tps186.hw.txtpb");
   Write(hw, hw_text);
   std::filesystem::create_symlink("h.txtpb", Path("alias.csv"));
-  CmdResult r = Ccreplay("replay " + trace_ + " --hw " + hw + " --csv " + hw);
+  // Refused before the run: a run that would stop after one event is not
+  // started.
+  CmdResult r = Ccreplay("replay " + trace_ + " --max-events 1 --hw " + hw +
+                         " --csv " + hw);
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_THAT(r.out, HasSubstr("--csv " + hw +
-                               " is the same file as input "
-                               "--hw " +
-                               hw));
-  EXPECT_THAT(r.out, Not(HasSubstr("total ")));
+                               " is the same file as input --hw " + hw));
+  EXPECT_THAT(r.out, Not(HasSubstr("events")));
   r = Ccreplay("replay " + trace_ + " --hw " + hw + " --timeline " +
                Path("alias.csv"));
   EXPECT_EQ(r.exit_code, 1) << r.out;
