@@ -12,6 +12,7 @@ namespace ccreplay {
 namespace {
 
 int RunBaselineCommand(const CommonFlags& c) {
+  if (auto s = c.CheckCsvJson(); !s.ok()) return Fail(s);
   auto hw = c.Hw();
   if (!hw.ok()) return Fail(hw.status());
   auto b = RunBaseline(Tps186Workload(), *hw);

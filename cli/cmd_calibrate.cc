@@ -176,6 +176,12 @@ void AddCalibrateCommand(CLI::App& app, int* exit_code) {
                   "PlogpCalibration, protobuf text format")
       ->required();
   cmd->callback([args, exit_code] {
+    // Refused before the replays rather than after them.
+    std::vector<OutputFile> outputs = {{"-o", args->output, ""}};
+    if (auto s = CheckOutputs(args->common.Inputs(), outputs); !s.ok()) {
+      *exit_code = Fail(s);
+      return;
+    }
     auto hw = args->common.Hw();
     if (!hw.ok()) {
       *exit_code = Fail(hw.status());
@@ -196,7 +202,8 @@ void AddCalibrateCommand(CLI::App& app, int* exit_code) {
     }
     std::string text;
     google::protobuf::TextFormat::PrintToString(*cal, &text);
-    auto s = WriteOutputs(args->common.Inputs(), {{"-o", args->output, text}});
+    outputs[0].contents = std::move(text);
+    auto s = WriteOutputs(args->common.Inputs(), outputs);
     if (!s.ok()) {
       *exit_code = Fail(s);
       return;

@@ -210,6 +210,11 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->callback([args, exit_code] {
     const CommonFlags& c = args->common;
+    const std::vector<NamedPath> xml = MscclInputs(args->compare.algos);
+    if (auto s = c.CheckCsvJson(xml); !s.ok()) {
+      *exit_code = Fail(s);
+      return;
+    }
     auto hw = c.Hw();
     if (!hw.ok()) {
       *exit_code = Fail(hw.status());
@@ -220,8 +225,7 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
       *exit_code = Fail(table.status());
       return;
     }
-    if (auto s = c.WriteCsvJson(table->ToCsv(), table->ToJson(),
-                                MscclInputs(args->compare.algos));
+    if (auto s = c.WriteCsvJson(table->ToCsv(), table->ToJson(), xml);
         !s.ok()) {
       *exit_code = Fail(s);
       return;

@@ -16,6 +16,7 @@ struct HwExplainArgs {
 
 int RunHwExplain(const HwExplainArgs& a) {
   const CommonFlags& c = a.common;
+  if (auto s = c.CheckCsvJson(); !s.ok()) return Fail(s);
   auto hw = c.Hw();
   if (!hw.ok()) return Fail(hw.status());
   auto table = ExplainTable(*hw);

@@ -380,6 +380,8 @@ absl::StatusOr<std::vector<Point>> Sweep(const HwConfig& hw, Calibrations& cals,
 }
 
 int RunModels(const CommonFlags& c, const ModelsArgs& a) {
+  const std::vector<NamedPath> params = {{"--params", a.params}};
+  if (auto s = c.CheckCsvJson(params); !s.ok()) return Fail(s);
   auto hw = c.Hw();
   if (!hw.ok()) return Fail(hw.status());
   Calibrations cals(*hw, a);
@@ -394,7 +396,7 @@ int RunModels(const CommonFlags& c, const ModelsArgs& a) {
         table->ToCsv(),
         absl::StrCat("{\"points\": ", table->ToJson(),
                      ", \"summary\": ", summary->ToJson(), "}\n"),
-        {{"--params", a.params}});
+        params);
     if (!s.ok()) return Fail(s);
     std::cout << "# model accuracy against the replay on " << hw->name
               << " (times in us; 0 = outside the model's validity)\n"
@@ -426,8 +428,7 @@ int RunModels(const CommonFlags& c, const ModelsArgs& a) {
     out +=
         AdviceText(*p, WalkTree(*p, *cal, NetParamsFromHw(*hw), a.worst_case));
   }
-  auto s =
-      c.WriteCsvJson(table->ToCsv(), table->ToJson(), {{"--params", a.params}});
+  auto s = c.WriteCsvJson(table->ToCsv(), table->ToJson(), params);
   if (!s.ok()) return Fail(s);
   std::cout << out;
   return kExitOk;

@@ -47,10 +47,12 @@ struct CommonFlags {
   absl::StatusOr<HwConfig> Hw() const;
   void AddHw(CLI::App* cmd);
   void AddCsvJson(CLI::App* cmd);
-  // The input files these flags name (--hw), for WriteOutputs.
-  std::vector<NamedPath> Inputs() const;
-  // WriteOutputs of the --csv and --json contents; `more_inputs` are the
-  // command's inputs besides --hw.
+  // The input files: `more` (the command's own) and --hw, for WriteOutputs.
+  std::vector<NamedPath> Inputs(std::vector<NamedPath> more = {}) const;
+  // CheckOutputs of --csv and --json against Inputs(more_inputs): called
+  // before the work, so a refused output costs no run.
+  absl::Status CheckCsvJson(std::vector<NamedPath> more_inputs = {}) const;
+  // WriteOutputs of the --csv and --json contents.
   absl::Status WriteCsvJson(std::string csv, std::string json,
                             std::vector<NamedPath> more_inputs = {}) const;
 };

@@ -31,16 +31,23 @@ void CommonFlags::AddCsvJson(CLI::App* cmd) {
   AddOutputOption(cmd, "--json", json_path, "also write the result as JSON");
 }
 
-std::vector<NamedPath> CommonFlags::Inputs() const {
-  return {{"--hw", hw_path}};
+std::vector<NamedPath> CommonFlags::Inputs(std::vector<NamedPath> more) const {
+  more.push_back({"--hw", hw_path});
+  return more;
+}
+
+absl::Status CommonFlags::CheckCsvJson(
+    std::vector<NamedPath> more_inputs) const {
+  return CheckOutputs(Inputs(std::move(more_inputs)),
+                      {{"--csv", csv_path, ""}, {"--json", json_path, ""}});
 }
 
 absl::Status CommonFlags::WriteCsvJson(
     std::string csv, std::string json,
     std::vector<NamedPath> more_inputs) const {
-  more_inputs.push_back({"--hw", hw_path});
-  return WriteOutputs(more_inputs, {{"--csv", csv_path, std::move(csv)},
-                                    {"--json", json_path, std::move(json)}});
+  return WriteOutputs(Inputs(std::move(more_inputs)),
+                      {{"--csv", csv_path, std::move(csv)},
+                       {"--json", json_path, std::move(json)}});
 }
 
 CLI::Option* AddOutputOption(CLI::App* cmd, const std::string& name,
@@ -63,7 +70,7 @@ CLI::Validator UnsignedUpTo(uint64_t max) {
         }
         return std::string();
       },
-      absl::StrCat("UINT<=", max));
+      "");
 }
 
 absl::Status CheckOutputs(const std::vector<NamedPath>& inputs,

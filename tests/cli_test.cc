@@ -341,6 +341,34 @@ TEST_F(OutputSafetyTest, ReplayCsvOverTheHardwareConfigViaASymlinkIsRefused) {
   EXPECT_THAT(Temporaries(), ::testing::IsEmpty());
 }
 
+TEST_F(OutputSafetyTest, LongCommandsRefuseBeforeTheyRun) {
+  // Each input is junk: the refusal comes before anything reads it.
+  const std::string junk = "not a config\n";
+  Write(Path("h.txtpb"), junk);
+  Write(Path("p.txtpb"), junk);
+  Write(Path("a.xml"), junk);
+  const std::string hw = Path("h.txtpb");
+  for (const auto& [args, message] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"baseline --hw " + hw + " --json " + hw,
+            "--json " + hw + " is the same file as input --hw " + hw},
+           {"calibrate --hw " + hw + " -o " + hw,
+            "-o " + hw + " is the same file as input --hw " + hw},
+           {"models --params " + Path("p.txtpb") + " --csv " + Path("p.txtpb"),
+            "--csv " + Path("p.txtpb") + " is the same file as input --params"},
+           {"compare --algo msccl:" + Path("a.xml") + " --json " +
+                Path("a.xml"),
+            "--json " + Path("a.xml") + " is the same file as input --algo"}}) {
+    const CmdResult r = Ccreplay(args);
+    EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr(message)) << args;
+  }
+  EXPECT_EQ(Slurp(hw), junk);
+  EXPECT_EQ(Slurp(Path("p.txtpb")), junk);
+  EXPECT_EQ(Slurp(Path("a.xml")), junk);
+  EXPECT_THAT(Temporaries(), ::testing::IsEmpty());
+}
+
 TEST_F(OutputSafetyTest, TwoOutputsOnOneFileAreRefusedAndNeitherWritten) {
   const CmdResult r = Ccreplay("replay " + trace_ + " --csv " + Path("o") +
                                " --json " + dir_.string() + "/./o");
