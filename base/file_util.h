@@ -3,6 +3,7 @@
 #define CCREPLAY_BASE_FILE_UTIL_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -16,16 +17,54 @@ namespace ccreplay {
 // "t.pb: No such file or directory" (code NotFound).
 absl::StatusOr<std::string> ReadFileToString(const std::string& path);
 
-// Writes `contents` to `path + ".tmp.<pid>"` in the same directory, flushes it
-// to the device (fsync) and renames it over `path`. On every failure the
-// temporary file is removed, so `path` either keeps its previous content or
-// gets the complete new content; no partial file ever appears under `path`.
-// New files get mode 0666 & ~umask. A symlink at `path` is replaced, not
-// followed.
+// The file an output to `path` lands in: `path` itself, or, when `path` is a
+// symlink (a chain of them), the regular file it ends at, so the write goes
+// through the link and the link stays. InvalidArgument, naming `path`, for an
+// empty path, an existing target that is not a regular file (directory,
+// device, FIFO, socket) and a symlink to nothing or into a loop.
+absl::StatusOr<std::string> ResolveOutputPath(const std::string& path);
+
+// Writes `contents` to a temporary file beside ResolveOutputPath(path)
+// ("<name>.tmp.<pid>", the name shortened so it stays within NAME_MAX),
+// flushes it to the device (fsync) and renames it over the target. On every
+// failure the temporary file is removed, so the target either keeps its
+// previous content or gets the complete new content; no partial file ever
+// appears. That includes SIGINT, SIGTERM and SIGHUP while the write is in
+// flight (a handler removes the temporary file, then the signal takes its
+// default course) and a file-size limit (SIGXFSZ is ignored so the write
+// fails with EFBIG). New files get mode 0666 & ~umask.
 // REQUIRES: no other thread of this process writes the same `path` at the
 // same time (they would share the temporary name).
 absl::Status WriteFileAtomically(const std::string& path,
                                  absl::string_view contents);
+
+// A file a command reads or writes, with what names it on the command line
+// (a flag such as "--json", or "trace" for a positional argument).
+struct NamedPath {
+  std::string flag;
+  std::string path;
+};
+
+// Refuses, before anything is written, outputs that would destroy something:
+// an output that is the same file (device and inode, after symlinks) as an
+// input, two outputs that are the same file (or would be created at the same
+// place), and any output ResolveOutputPath refuses. Entries with an empty
+// path are skipped in both lists (an absent optional flag); an empty output
+// path must be refused by the caller when the flag was given. Inputs that do
+// not exist are skipped (reading them reports that). InvalidArgument naming
+// both flags and paths, e.g.
+// "--json t.txtpb is the same file as the input trace t.txtpb; refusing to
+// overwrite it".
+absl::Status CheckOutputPaths(const std::vector<NamedPath>& inputs,
+                              const std::vector<NamedPath>& outputs);
+
+// Registers `path` as a temporary file in flight: until Unregister, SIGINT,
+// SIGTERM and SIGHUP remove it before ending the process. Used by
+// WriteFileAtomically; exposed for its tests. Returns a slot for
+// UnregisterTempFile, or -1 when every slot is taken (the file is then not
+// removed by a signal).
+int RegisterTempFile(const std::string& path);
+void UnregisterTempFile(int slot);
 
 }  // namespace ccreplay
 

@@ -166,14 +166,22 @@ void AddCalibrateCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--topology", args->topology,
                   "topology joining chip 0 and chip 1")
       ->capture_default_str();
-  cmd->add_option("--n", args->n, "chips in the system (P2P from 0 to 1)")
+  AddUnsignedOption(cmd, "--n", args->n,
+                    "chips in the system (P2P from 0 to 1)")
       ->capture_default_str();
-  cmd->add_option("--stream", args->stream, "messages in the gap stream (>= 2)")
+  AddUnsignedOption(cmd, "--stream", args->stream,
+                    "messages in the gap stream (>= 2)")
       ->capture_default_str();
-  cmd->add_option("-o,--output", args->output,
+  AddOutputOption(cmd, "-o,--output", args->output,
                   "PlogpCalibration, protobuf text format")
       ->required();
   cmd->callback([args, exit_code] {
+    // Refused before the replays rather than after them.
+    std::vector<OutputFile> outputs = {{"-o", args->output, ""}};
+    if (auto s = CheckOutputs(args->common.Inputs(), outputs); !s.ok()) {
+      *exit_code = Fail(s);
+      return;
+    }
     auto hw = args->common.Hw();
     if (!hw.ok()) {
       *exit_code = Fail(hw.status());
@@ -194,7 +202,8 @@ void AddCalibrateCommand(CLI::App& app, int* exit_code) {
     }
     std::string text;
     google::protobuf::TextFormat::PrintToString(*cal, &text);
-    auto s = WriteOutputs({{args->output, text}});
+    outputs[0].contents = std::move(text);
+    auto s = WriteOutputs(args->common.Inputs(), outputs);
     if (!s.ok()) {
       *exit_code = Fail(s);
       return;

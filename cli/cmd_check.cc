@@ -4,10 +4,10 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "check/semantics.h"
-#include "check/check.h"
-#include "cli/commands.h"
 #include "base/file_util.h"
+#include "check/check.h"
+#include "check/semantics.h"
+#include "cli/commands.h"
 #include "import/msccl_import.h"
 #include "trace/trace_io.h"
 
@@ -64,7 +64,9 @@ int RunCheck(const CommonFlags& c, const CheckArgs& a) {
   const size_t errors = CountSeverity(findings, Severity::kError);
   const size_t warnings = CountSeverity(findings, Severity::kWarning);
   // Outputs first: a failed write must not leave a half-printed report.
-  if (auto s = WriteOutputs({{c.json_path, FindingsJson(findings, a.trace)}});
+  if (auto s = WriteOutputs(
+          {{"trace", a.trace}, {"--hw", c.hw_path}},
+          {{"--json", c.json_path, FindingsJson(findings, a.trace)}});
       !s.ok()) {
     return Fail(s);
   }
@@ -118,11 +120,11 @@ void AddCheckCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::ExistingFile);
   args->common.AddHw(cmd);
   args->check.msccl.Add(cmd);
-  cmd->add_option("--json", args->common.json_path,
+  AddOutputOption(cmd, "--json", args->common.json_path,
                   "also write every finding as JSON");
-  cmd->add_option("--max-findings", args->check.max_findings,
-                  "print at most this many findings (default 200; the JSON "
-                  "has all)");
+  AddUnsignedOption(cmd, "--max-findings", args->check.max_findings,
+                    "print at most this many findings (default 200; the JSON "
+                    "has all)");
   cmd->add_flag("--semantics", args->check.semantics,
                 "also prove, on symbolic data, that each chip's output is "
                 "what the header's collective defines (docs/semantics.md)");

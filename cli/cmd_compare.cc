@@ -38,6 +38,17 @@ std::vector<std::string> List(const std::string& s) {
   return absl::StrSplit(s, ',', absl::SkipEmpty());
 }
 
+// The files --algo msccl:PATH.xml reads: inputs an output must not replace.
+std::vector<NamedPath> MscclInputs(const std::string& algos) {
+  std::vector<NamedPath> out;
+  for (const std::string& algo : List(algos)) {
+    if (absl::StartsWith(algo, "msccl:")) {
+      out.push_back({"--algo", algo.substr(6)});
+    }
+  }
+  return out;
+}
+
 // --algo msccl:PATH.xml: the imported algorithm, which must be the op and N
 // of the comparison (docs/import-msccl.md). Its row is named
 // "msccl:<file name>".
@@ -175,10 +186,10 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
                   "allreduce, allgather, reducescatter, alltoall, alltoallv, "
                   "broadcast, reduce, p2p")
       ->capture_default_str();
-  cmd->add_option("--n", a.n, "number of chips (the system)")
+  AddUnsignedOption(cmd, "--n", a.n, "number of chips (the system)")
       ->capture_default_str();
-  cmd->add_option("--group-size", a.group_size,
-                  "chips per communicator group (0 = one group of n)")
+  AddUnsignedOption(cmd, "--group-size", a.group_size,
+                    "chips per communicator group (0 = one group of n)")
       ->capture_default_str();
   cmd->add_option("--bytes", a.bytes, "M; binary units: 1M = 1048576")
       ->capture_default_str();
@@ -190,15 +201,20 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
                   "comma-separated topology specs, e.g. ring,fullmesh,"
                   "torus2d:4x2")
       ->capture_default_str();
-  cmd->add_option("--cdma", a.cdma,
-                  "CDMA engines to stripe over (0 = all; msccl: engines "
-                  "per channel)")
+  AddUnsignedOption(cmd, "--cdma", a.cdma,
+                    "CDMA engines to stripe over (0 = all; msccl: engines "
+                    "per channel)")
       ->capture_default_str();
   cmd->add_option("--chunk", a.chunk,
                   "pipelining piece size (0 = whole blocks)")
       ->capture_default_str();
   cmd->callback([args, exit_code] {
     const CommonFlags& c = args->common;
+    const std::vector<NamedPath> xml = MscclInputs(args->compare.algos);
+    if (auto s = c.CheckCsvJson(xml); !s.ok()) {
+      *exit_code = Fail(s);
+      return;
+    }
     auto hw = c.Hw();
     if (!hw.ok()) {
       *exit_code = Fail(hw.status());
@@ -209,12 +225,15 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
       *exit_code = Fail(table.status());
       return;
     }
+    if (auto s = c.WriteCsvJson(table->ToCsv(), table->ToJson(), xml);
+        !s.ok()) {
+      *exit_code = Fail(s);
+      return;
+    }
     std::cout << "# " << args->compare.op << ", " << args->compare.bytes
               << " bytes on " << hw->name << "\n"
               << table->ToText();
-    auto s = WriteOutputs(
-        {{c.csv_path, table->ToCsv()}, {c.json_path, table->ToJson()}});
-    *exit_code = s.ok() ? kExitOk : Fail(s);
+    *exit_code = kExitOk;
   });
 }
 

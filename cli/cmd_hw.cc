@@ -1,5 +1,6 @@
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/explain.h"
@@ -15,31 +16,36 @@ struct HwExplainArgs {
 
 int RunHwExplain(const HwExplainArgs& a) {
   const CommonFlags& c = a.common;
+  if (auto s = c.CheckCsvJson(); !s.ok()) return Fail(s);
   auto hw = c.Hw();
   if (!hw.ok()) return Fail(hw.status());
   auto table = ExplainTable(*hw);
   if (!table.ok()) return Fail(table.status());
-  std::cout << "# hardware " << hw->name
-            << ": every parameter, its value and where it comes from "
-               "(docs/hardware-model.md)\n"
-            << table->ToText();
+  // Printed only once the outputs are written.
+  std::ostringstream out;
+  out << "# hardware " << hw->name
+      << ": every parameter, its value and where it comes from "
+         "(docs/hardware-model.md)\n"
+      << table->ToText();
   if (!a.sensitivity) {
-    auto s = WriteOutputs(
-        {{c.csv_path, table->ToCsv()}, {c.json_path, table->ToJson()}});
-    return s.ok() ? kExitOk : Fail(s);
+    auto s = c.WriteCsvJson(table->ToCsv(), table->ToJson());
+    if (!s.ok()) return Fail(s);
+    std::cout << out.str();
+    return kExitOk;
   }
   auto sens = Sensitivity(*hw, Tps186Workload());
   if (!sens.ok()) return Fail(sens.status());
-  std::cout << "# sensitivity: each baseline row's replay time, percent "
-               "change when one parameter moves by -25% / +25% (a 0 to its "
-               "alternative; an enum to each other value)\n"
-            << sens->table.ToText();
+  out << "# sensitivity: each baseline row's replay time, percent "
+         "change when one parameter moves by -25% / +25% (a 0 to its "
+         "alternative; an enum to each other value)\n"
+      << sens->table.ToText();
   for (const std::string& r : sens->rejected) {
-    std::cout << "# not a valid config, skipped: " << r << "\n";
+    out << "# not a valid config, skipped: " << r << "\n";
   }
-  auto s = WriteOutputs({{c.csv_path, sens->table.ToCsv()},
-                         {c.json_path, sens->table.ToJson()}});
-  return s.ok() ? kExitOk : Fail(s);
+  auto s = c.WriteCsvJson(sens->table.ToCsv(), sens->table.ToJson());
+  if (!s.ok()) return Fail(s);
+  std::cout << out.str();
+  return kExitOk;
 }
 
 }  // namespace
@@ -58,8 +64,7 @@ void AddHwCommand(CLI::App& app, int* exit_code) {
                 "also replay the baseline with each parameter moved by "
                 "+-25% (or to each alternative) and print each row's change; "
                 "--csv/--json then write this table");
-  cmd->callback(
-      [args, exit_code] { *exit_code = RunHwExplain(*args); });
+  cmd->callback([args, exit_code] { *exit_code = RunHwExplain(*args); });
 }
 
 }  // namespace ccreplay

@@ -19,9 +19,9 @@ void MscclFlags::Add(CLI::App* cmd) {
                   "MSCCL-IR input only: M of the collective (binary units: "
                   "1M = 1048576); a chunk is M / nchunksperloop")
       ->capture_default_str();
-  cmd->add_option("--engines-per-channel", engines_per_channel,
-                  "MSCCL-IR input only: CDMA engines each channel stripes "
-                  "over (0 = as many as fit)")
+  AddUnsignedOption(cmd, "--engines-per-channel", engines_per_channel,
+                    "MSCCL-IR input only: CDMA engines each channel stripes "
+                    "over (0 = as many as fit)")
       ->capture_default_str();
 }
 
@@ -47,6 +47,11 @@ struct ImportArgs {
 };
 
 int RunImport(const CommonFlags& c, const ImportArgs& a) {
+  if (auto s = CheckOutputPaths({{"xml", a.xml}, {"--hw", c.hw_path}},
+                                {{"-o", a.output}});
+      !s.ok()) {
+    return Fail(s);
+  }
   auto hw = c.Hw();
   if (!hw.ok()) return Fail(hw.status());
   std::optional<std::pair<TopologyKind, TopologyParams>> topo;
@@ -93,7 +98,7 @@ void AddImportCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--topology", args->import.topology,
                   "record this topology in the header (the ranks must fit "
                   "it)");
-  cmd->add_option("-o,--output", args->import.output,
+  AddOutputOption(cmd, "-o,--output", args->import.output,
                   "trace file (.txtpb/.textproto/.pbtxt/.txt = text, "
                   "else binary)")
       ->required();

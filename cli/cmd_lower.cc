@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/table.h"
@@ -28,7 +29,8 @@ struct LowerArgs {
   uint32_t group_size = 0;
   std::string chunk = "0";
   uint32_t root = 0;
-  int64_t peer = -1;
+  std::optional<uint32_t> peer;  // default root+1
+  uint32_t peer_flag = 0;        // --peer, when given
   std::string dist = "uniform";
   // AllToAllv volume per chip (docs/spec-notes.md §1): used when --ep is given.
   uint32_t ep = 0;
@@ -65,7 +67,7 @@ absl::StatusOr<CollectiveSpec> SpecFrom(const LowerArgs& a,
   spec.chunk_bytes = *chunk;
   spec.root = a.root;
   spec.no_rendezvous = a.no_rendezvous;
-  if (a.peer >= 0) spec.peer = static_cast<uint32_t>(a.peer);
+  if (a.peer) spec.peer = *a.peer;
   if (spec.op == v1::ALLTOALLV) {
     if (a.ep != 0) {
       EpParams ep;
@@ -88,6 +90,13 @@ absl::StatusOr<CollectiveSpec> SpecFrom(const LowerArgs& a,
 }
 
 int RunLower(const CommonFlags& c, const LowerArgs& a) {
+  std::vector<NamedPath> inputs = c.Inputs();
+  if (absl::StartsWith(a.dist, "file:")) {
+    inputs.push_back({"--dist", a.dist.substr(5)});
+  }
+  if (auto s = CheckOutputPaths(inputs, {{"-o", a.output}}); !s.ok()) {
+    return Fail(s);
+  }
   auto hw = c.Hw();
   if (!hw.ok()) return Fail(hw.status());
   auto spec = SpecFrom(a, *hw);
@@ -125,7 +134,7 @@ void AddLowerCommand(CLI::App& app, int* exit_code) {
                   "allreduce, allgather, reducescatter, alltoall, alltoallv, "
                   "broadcast, reduce, p2p")
       ->capture_default_str();
-  cmd->add_option("--n", args->lower.n, "number of chips")
+  AddUnsignedOption(cmd, "--n", args->lower.n, "number of chips")
       ->capture_default_str();
   cmd->add_option(
          "--bytes", args->lower.bytes,
@@ -142,40 +151,45 @@ void AddLowerCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--no-rendezvous", args->lower.no_rendezvous,
                 "ring, ring_2port: no ready message before the first write "
                 "(pre-registered buffers; docs/lowering.md)");
-  cmd->add_option("--cdma", args->lower.cdma,
-                  "CDMA engines to stripe over (0 = all)")
+  AddUnsignedOption(cmd, "--cdma", args->lower.cdma,
+                    "CDMA engines to stripe over (0 = all)")
       ->capture_default_str();
   LowerArgs& l = args->lower;
-  cmd->add_option("--group-size", l.group_size,
-                  "chips per communicator group (0 = one group of n)")
+  AddUnsignedOption(cmd, "--group-size", l.group_size,
+                    "chips per communicator group (0 = one group of n)")
       ->capture_default_str();
   cmd->add_option("--chunk", l.chunk,
                   "pipelining piece size (ring, ring_2port, chains; 0 = "
                   "whole blocks)")
       ->capture_default_str();
-  cmd->add_option("--root", l.root, "broadcast/reduce/p2p source rank")
+  AddUnsignedOption(cmd, "--root", l.root, "broadcast/reduce/p2p source rank")
       ->capture_default_str();
-  cmd->add_option("--peer", l.peer, "p2p destination rank (default root+1)");
+  CLI::Option* peer = AddUnsignedOption(cmd, "--peer", l.peer_flag,
+                                        "p2p destination rank (default "
+                                        "root+1)");
   cmd->add_option("--dist", l.dist,
                   "alltoallv routing: uniform, zipf:S[:SEED], file:PATH")
       ->capture_default_str();
-  cmd->add_option("--ep", l.ep,
-                  "alltoallv: EP group size; sets --bytes to "
-                  "ceil(batch*top_k/ep)*hidden*dtype")
+  AddUnsignedOption(cmd, "--ep", l.ep,
+                    "alltoallv: EP group size; sets --bytes to "
+                    "ceil(batch*top_k/ep)*hidden*dtype")
       ->capture_default_str();
-  cmd->add_option("--batch-tokens", l.batch_tokens)->capture_default_str();
-  cmd->add_option("--top-k", l.top_k)->capture_default_str();
-  cmd->add_option("--hidden", l.hidden)->capture_default_str();
-  cmd->add_option("--dtype-bytes", l.dtype_bytes,
-                  "1 = dispatch (int8), 2 = combine (bf16)")
+  AddUnsignedOption(cmd, "--batch-tokens", l.batch_tokens, "")
       ->capture_default_str();
-  cmd->add_option("-o,--output", args->lower.output,
+  AddUnsignedOption(cmd, "--top-k", l.top_k, "")->capture_default_str();
+  AddUnsignedOption(cmd, "--hidden", l.hidden, "")->capture_default_str();
+  AddUnsignedOption(cmd, "--dtype-bytes", l.dtype_bytes,
+                    "1 = dispatch (int8), 2 = combine (bf16)")
+      ->capture_default_str();
+  AddOutputOption(cmd, "-o,--output", args->lower.output,
                   "trace file (.txtpb/.textproto/.pbtxt/.txt = text, "
                   "else binary)")
       ->required();
 
-  cmd->callback(
-      [args, exit_code] { *exit_code = RunLower(args->common, args->lower); });
+  cmd->callback([args, exit_code, peer] {
+    if (peer->count() > 0) args->lower.peer = args->lower.peer_flag;
+    *exit_code = RunLower(args->common, args->lower);
+  });
 }
 
 }  // namespace ccreplay

@@ -380,6 +380,8 @@ absl::StatusOr<std::vector<Point>> Sweep(const HwConfig& hw, Calibrations& cals,
 }
 
 int RunModels(const CommonFlags& c, const ModelsArgs& a) {
+  const std::vector<NamedPath> params = {{"--params", a.params}};
+  if (auto s = c.CheckCsvJson(params); !s.ok()) return Fail(s);
   auto hw = c.Hw();
   if (!hw.ok()) return Fail(hw.status());
   Calibrations cals(*hw, a);
@@ -390,16 +392,17 @@ int RunModels(const CommonFlags& c, const ModelsArgs& a) {
     if (!table.ok()) return Fail(table.status());
     auto summary = SummaryTable(*points);
     if (!summary.ok()) return Fail(summary.status());
+    auto s = c.WriteCsvJson(
+        table->ToCsv(),
+        absl::StrCat("{\"points\": ", table->ToJson(),
+                     ", \"summary\": ", summary->ToJson(), "}\n"),
+        params);
+    if (!s.ok()) return Fail(s);
     std::cout << "# model accuracy against the replay on " << hw->name
               << " (times in us; 0 = outside the model's validity)\n"
               << table->ToText() << "\n"
               << summary->ToText();
-    auto s = WriteOutputs(
-        {{c.csv_path, table->ToCsv()},
-         {c.json_path,
-          absl::StrCat("{\"points\": ", table->ToJson(),
-                       ", \"summary\": ", summary->ToJson(), "}\n")}});
-    return s.ok() ? kExitOk : Fail(s);
+    return kExitOk;
   }
   auto bytes = ParseByteSize(a.bytes);
   if (!bytes.ok()) return Fail(bytes.status());
@@ -413,20 +416,22 @@ int RunModels(const CommonFlags& c, const ModelsArgs& a) {
   if (!p.ok()) return Fail(p.status());
   auto table = PointTable(*p);
   if (!table.ok()) return Fail(table.status());
-  std::cout << absl::StrFormat("# %s %s, N=%d, %d bytes on %s, %s\n",
-                               p->op_name, p->algo, p->n, p->bytes, p->topology,
-                               hw->name)
-            << table->ToText();
+  // Printed only once the outputs are written.
+  std::string out =
+      absl::StrFormat("# %s %s, N=%d, %d bytes on %s, %s\n", p->op_name,
+                      p->algo, p->n, p->bytes, p->topology, hw->name) +
+      table->ToText();
   if (a.advise) {
     auto topo = ParseTopologySpec(a.topology, hw->topology_params);
     auto cal = cals.For(topo->first, topo->second, p->n);
     if (!cal.ok()) return Fail(cal.status());
-    std::cout << AdviceText(
-        *p, WalkTree(*p, *cal, NetParamsFromHw(*hw), a.worst_case));
+    out +=
+        AdviceText(*p, WalkTree(*p, *cal, NetParamsFromHw(*hw), a.worst_case));
   }
-  auto s = WriteOutputs(
-      {{c.csv_path, table->ToCsv()}, {c.json_path, table->ToJson()}});
-  return s.ok() ? kExitOk : Fail(s);
+  auto s = c.WriteCsvJson(table->ToCsv(), table->ToJson(), params);
+  if (!s.ok()) return Fail(s);
+  std::cout << out;
+  return kExitOk;
 }
 
 }  // namespace

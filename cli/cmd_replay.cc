@@ -7,11 +7,11 @@
 #include "absl/strings/str_format.h"
 #include "base/json.h"
 #include "base/table.h"
-#include "import/msccl_import.h"
 #include "cli/commands.h"
 #include "cli/run.h"
 #include "collectives/collective.h"
 #include "collectives/lower.h"
+#include "import/msccl_import.h"
 #include "replay/timeline.h"
 #include "trace/trace_io.h"
 
@@ -46,19 +46,20 @@ absl::StatusOr<Table> ChipTable(const RunOutcome& run) {
 // The header lines: what ran where, the total, and (when the trace header
 // names its collective) algbw and busbw.
 void PrintSummary(const ReplayArgs& a, const v1::Trace& trace,
-                  const HwConfig& hw, const RunOutcome& run) {
+                  const HwConfig& hw, const RunOutcome& run,
+                  std::ostream& out) {
   const ReplayResult& r = run.result;
-  std::cout << "trace " << a.trace << " on " << hw.name << ", topology "
-            << TopologySpecString(run.topology->kind(), run.topology->params())
-            << "\n"
-            << "total " << PsToUsString(r.makespan) << " us (all streams done)"
-            << ", drained " << PsToUsString(r.drained) << " us, " << r.events
-            << " events, " << r.packets << " packets\n";
+  out << "trace " << a.trace << " on " << hw.name << ", topology "
+      << TopologySpecString(run.topology->kind(), run.topology->params())
+      << "\n"
+      << "total " << PsToUsString(r.makespan) << " us (all streams done)"
+      << ", drained " << PsToUsString(r.drained) << " us, " << r.events
+      << " events, " << r.packets << " packets\n";
   const auto& coll = trace.header().collective();
   if (coll.op() != v1::COLLECTIVE_OP_UNSPECIFIED && coll.bytes() > 0 &&
       r.makespan.ps() > 0) {
     const double us = r.makespan.us();
-    std::cout << absl::StrFormat(
+    out << absl::StrFormat(
         "%s N=%d %d bytes: algbw %.2f GB/s, busbw %.2f GB/s\n",
         CollectiveOpName(coll.op()), coll.n(), coll.bytes(),
         static_cast<double>(coll.bytes()) / (us * 1e3),
@@ -69,7 +70,7 @@ void PrintSummary(const ReplayArgs& a, const v1::Trace& trace,
 
 // The busiest switch port by time queued, which is where contention shows
 // first; nothing without a switch.
-void PrintBusiestSwitchPort(const RunOutcome& run) {
+void PrintBusiestSwitchPort(const RunOutcome& run, std::ostream& out) {
   const ReplayResult& r = run.result;
   size_t worst = r.links.size();
   for (size_t l = 0; l < r.links.size(); ++l) {
@@ -79,10 +80,10 @@ void PrintBusiestSwitchPort(const RunOutcome& run) {
     }
   }
   if (worst < r.links.size()) {
-    std::cout << "busiest switch port: " << run.topology->LinkName(worst)
-              << ", peak " << r.links[worst].peak_depth << " packets waiting, "
-              << PsToUsString(r.links[worst].queued)
-              << " us queued in all (--links for every link)\n";
+    out << "busiest switch port: " << run.topology->LinkName(worst) << ", peak "
+        << r.links[worst].peak_depth << " packets waiting, "
+        << PsToUsString(r.links[worst].queued)
+        << " us queued in all (--links for every link)\n";
   }
 }
 
@@ -100,7 +101,22 @@ std::string ReplayJson(const ReplayArgs& a, const HwConfig& hw,
                    {"critical_path", path.ToJsonValue()}});
 }
 
+// What replay reads, and what it writes with the contents still empty: the
+// paths are checked before the run, the contents filled in after it.
+std::vector<NamedPath> ReplayInputs(const CommonFlags& c, const ReplayArgs& a) {
+  return {{"trace", a.trace}, {"--hw", c.hw_path}};
+}
+std::vector<OutputFile> ReplayOutputs(const CommonFlags& c,
+                                      const ReplayArgs& a) {
+  return {{"--timeline", a.timeline, ""},
+          {"--csv", c.csv_path, ""},
+          {"--json", c.json_path, ""}};
+}
+
 int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
+  if (auto s = CheckOutputs(ReplayInputs(c, a), ReplayOutputs(c, a)); !s.ok()) {
+    return Fail(s);
+  }
   auto hw = c.Hw();
   if (!hw.ok()) return Fail(hw.status());
   std::optional<TopologyChoice> topo;
@@ -131,26 +147,29 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   const ReplayResult& r = run->result;
   auto chips = ChipTable(*run);
   if (!chips.ok()) return Fail(chips.status());
-  PrintSummary(a, *trace, *hw, *run);
-  std::cout << chips->ToText();
   auto links = LinkTable(*run->topology, r, *hw);
   if (!links.ok()) return Fail(links.status());
   auto path = CriticalPathBreakdown(run->program, r, *hw, *run->topology);
   if (!path.ok()) return Fail(path.status());
   auto path_table = BreakdownTable(*path);
   if (!path_table.ok()) return Fail(path_table.status());
-  std::cout << "critical path by mechanism:\n" << path_table->ToText();
+  std::vector<OutputFile> outputs = ReplayOutputs(c, a);
+  if (!a.timeline.empty()) outputs[0].contents = TimelineJson(run->program, r);
+  outputs[1].contents = chips->ToCsv();
+  outputs[2].contents = ReplayJson(a, *hw, r, *chips, *links, *path_table);
+  if (auto s = WriteOutputs(ReplayInputs(c, a), outputs); !s.ok()) {
+    return Fail(s);
+  }
+  // The report, only once the outputs are written.
+  PrintSummary(a, *trace, *hw, *run, std::cout);
+  std::cout << chips->ToText() << "critical path by mechanism:\n"
+            << path_table->ToText();
   if (a.links) {
     std::cout << links->ToText();
   } else {
-    PrintBusiestSwitchPort(*run);
+    PrintBusiestSwitchPort(*run, std::cout);
   }
-  auto s = WriteOutputs(
-      {{a.timeline,
-        a.timeline.empty() ? std::string() : TimelineJson(run->program, r)},
-       {c.csv_path, chips->ToCsv()},
-       {c.json_path, ReplayJson(a, *hw, r, *chips, *links, *path_table)}});
-  return s.ok() ? kExitOk : Fail(s);
+  return kExitOk;
 }
 
 }  // namespace
@@ -173,13 +192,13 @@ void AddReplayCommand(CLI::App& app, int* exit_code) {
                   "name[:params], e.g. ring, switch, fullmesh, board-ring, "
                   "torus2d:8x8 (default: the trace header's, else "
                   "the config's)");
-  cmd->add_option("--timeline", args->replay.timeline,
+  AddOutputOption(cmd, "--timeline", args->replay.timeline,
                   "write a Chrome/Perfetto JSON timeline");
   cmd->add_flag("--links", args->replay.links,
                 "print every link's use and queueing");
-  cmd->add_option("--max-events", args->replay.max_events,
-                  "stop with an error after this many events (0 = no "
-                  "limit)");
+  AddUnsignedOption(cmd, "--max-events", args->replay.max_events,
+                    "stop with an error after this many events (0 = no "
+                    "limit)");
 
   cmd->callback([args, exit_code] {
     *exit_code = RunReplay(args->common, args->replay);

@@ -5,6 +5,7 @@
 #define CCREPLAY_CLI_COMMANDS_H_
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -13,10 +14,11 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "base/file_util.h"
 #include "hw/config.h"
-#include "proto/trace.pb.h"
 #include "models/plogp.h"
 #include "proto/models.pb.h"
+#include "proto/trace.pb.h"
 
 namespace ccreplay {
 
@@ -26,6 +28,14 @@ inline constexpr int kExitUsage = 2;
 
 // Prints "ccreplay: <message>" to stderr; returns kExitBadInput.
 int Fail(const absl::Status& s);
+
+// An output file: the flag that names it, its path (empty: not asked for)
+// and its whole content.
+struct OutputFile {
+  std::string flag;
+  std::string path;
+  std::string contents;
+};
 
 // Flags every command shares: --hw, --csv, --json.
 struct CommonFlags {
@@ -37,7 +47,34 @@ struct CommonFlags {
   absl::StatusOr<HwConfig> Hw() const;
   void AddHw(CLI::App* cmd);
   void AddCsvJson(CLI::App* cmd);
+  // The input files: `more` (the command's own) and --hw, for WriteOutputs.
+  std::vector<NamedPath> Inputs(std::vector<NamedPath> more = {}) const;
+  // CheckOutputs of --csv and --json against Inputs(more_inputs): called
+  // before the work, so a refused output costs no run.
+  absl::Status CheckCsvJson(std::vector<NamedPath> more_inputs = {}) const;
+  // WriteOutputs of the --csv and --json contents.
+  absl::Status WriteCsvJson(std::string csv, std::string json,
+                            std::vector<NamedPath> more_inputs = {}) const;
 };
+
+// Adds an option naming an output file; the parser refuses an empty path
+// (usage error: "--json: empty output path").
+CLI::Option* AddOutputOption(CLI::App* cmd, const std::string& name,
+                             std::string& path, const std::string& help);
+
+// The parser's check for unsigned integer flags: a decimal integer from 0 to
+// `max`, so a sign, a fraction, an exponent or a value that would wrap
+// (`--peer 4294967298`, `--max-events -1`) is a usage error (exit 2).
+CLI::Validator UnsignedUpTo(uint64_t max);
+
+// Adds an unsigned integer option checked by UnsignedUpTo(T's maximum).
+template <typename T>
+CLI::Option* AddUnsignedOption(CLI::App* cmd, const std::string& name, T& value,
+                               const std::string& help) {
+  static_assert(std::is_unsigned_v<T>);
+  return cmd->add_option(name, value, help)
+      ->check(UnsignedUpTo(std::numeric_limits<T>::max()));
+}
 
 // Flags of commands that accept MSCCL-IR XML (cmd_import.cc): the collective
 // size and the engines per channel of the import.
@@ -52,10 +89,16 @@ struct MscclFlags {
       std::optional<std::pair<TopologyKind, TopologyParams>> topology) const;
 };
 
-// Writes every (path, contents) with a non-empty path, each atomically. All
-// contents are computed before this is called, so a failed run writes none.
-absl::Status WriteOutputs(
-    const std::vector<std::pair<std::string, std::string>>& files);
+// Writes every output with a non-empty path, each atomically, after
+// CheckOutputPaths (base/file_util.h) found none that is one of `inputs` or
+// another output. All contents are computed before this is called, so a
+// failed run writes none; a refused one writes nothing at all. Callers print
+// their report only when this succeeds.
+absl::Status WriteOutputs(const std::vector<NamedPath>& inputs,
+                          const std::vector<OutputFile>& outputs);
+// WriteOutputs' check alone, for commands that refuse before a long run.
+absl::Status CheckOutputs(const std::vector<NamedPath>& inputs,
+                          const std::vector<OutputFile>& outputs);
 
 void AddBaselineCommand(CLI::App& app, int* exit_code);
 void AddMathCommand(CLI::App& app, int* exit_code);

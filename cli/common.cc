@@ -1,7 +1,9 @@
 #include <iostream>
 
-#include "cli/commands.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "base/file_util.h"
+#include "cli/commands.h"
 #include "hw/config_io.h"
 #include "trace/trace_io.h"
 
@@ -25,15 +27,65 @@ void CommonFlags::AddHw(CLI::App* cmd) {
 }
 
 void CommonFlags::AddCsvJson(CLI::App* cmd) {
-  cmd->add_option("--csv", csv_path, "also write the table as CSV");
-  cmd->add_option("--json", json_path, "also write the result as JSON");
+  AddOutputOption(cmd, "--csv", csv_path, "also write the table as CSV");
+  AddOutputOption(cmd, "--json", json_path, "also write the result as JSON");
 }
 
-absl::Status WriteOutputs(
-    const std::vector<std::pair<std::string, std::string>>& files) {
-  for (const auto& [path, contents] : files) {
-    if (path.empty()) continue;
-    if (auto s = WriteFileAtomically(path, contents); !s.ok()) return s;
+std::vector<NamedPath> CommonFlags::Inputs(std::vector<NamedPath> more) const {
+  more.push_back({"--hw", hw_path});
+  return more;
+}
+
+absl::Status CommonFlags::CheckCsvJson(
+    std::vector<NamedPath> more_inputs) const {
+  return CheckOutputs(Inputs(std::move(more_inputs)),
+                      {{"--csv", csv_path, ""}, {"--json", json_path, ""}});
+}
+
+absl::Status CommonFlags::WriteCsvJson(
+    std::string csv, std::string json,
+    std::vector<NamedPath> more_inputs) const {
+  return WriteOutputs(Inputs(std::move(more_inputs)),
+                      {{"--csv", csv_path, std::move(csv)},
+                       {"--json", json_path, std::move(json)}});
+}
+
+CLI::Option* AddOutputOption(CLI::App* cmd, const std::string& name,
+                             std::string& path, const std::string& help) {
+  return cmd->add_option(name, path, help)
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            return s.empty() ? std::string("empty output path") : std::string();
+          },
+          "FILE"));
+}
+
+CLI::Validator UnsignedUpTo(uint64_t max) {
+  return CLI::Validator(
+      [max](std::string& s) {
+        uint64_t v = 0;
+        if (s.empty() || s.find_first_not_of("0123456789") != s.npos ||
+            !absl::SimpleAtoi(s, &v) || v > max) {
+          return absl::StrCat("'", s, "' is not an integer from 0 to ", max);
+        }
+        return std::string();
+      },
+      "");
+}
+
+absl::Status CheckOutputs(const std::vector<NamedPath>& inputs,
+                          const std::vector<OutputFile>& outputs) {
+  std::vector<NamedPath> paths;
+  for (const OutputFile& o : outputs) paths.push_back({o.flag, o.path});
+  return CheckOutputPaths(inputs, paths);
+}
+
+absl::Status WriteOutputs(const std::vector<NamedPath>& inputs,
+                          const std::vector<OutputFile>& outputs) {
+  if (auto s = CheckOutputs(inputs, outputs); !s.ok()) return s;
+  for (const OutputFile& o : outputs) {
+    if (o.path.empty()) continue;
+    if (auto s = WriteFileAtomically(o.path, o.contents); !s.ok()) return s;
   }
   return absl::OkStatus();
 }

@@ -1,4 +1,5 @@
 // The ccreplay command, run as a user would: outputs, exit codes, files.
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -6,11 +7,12 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/run_cli.h"
 #include "nlohmann/json.hpp"
+#include "tests/run_cli.h"
 
 namespace {
 
@@ -276,6 +278,200 @@ TEST_F(CliTest, JsonOutputsEscapeFileAndHardwareNames) {
       nlohmann::json::parse(Slurp(Path("c.json")), nullptr, false);
   ASSERT_FALSE(check.is_discarded()) << Slurp(Path("c.json"));
   EXPECT_EQ(check["file"], trace);
+}
+
+// Outputs that never destroy (issue 10, item 3). Each case checks that the
+// file that would have been destroyed is unchanged and no temporary is left.
+class OutputSafetyTest : public CliTest {
+ protected:
+  void SetUp() override {
+    CliTest::SetUp();
+    trace_ = Path("t.txtpb");
+    const CmdResult r =
+        Ccreplay("lower --op allreduce --n 4 --bytes 64K -o " + trace_);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    trace_text_ = Slurp(trace_);
+  }
+  // The names in the test's directory that look like our temporaries.
+  std::vector<std::string> Temporaries() const {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(dir_)) {
+      const std::string name = e.path().filename();
+      if (name.find(".tmp.") != std::string::npos) out.push_back(name);
+    }
+    return out;
+  }
+  std::string trace_;
+  std::string trace_text_;
+};
+
+TEST_F(OutputSafetyTest, CheckJsonOverItsOwnTraceIsRefused) {
+  const CmdResult r = Ccreplay("check " + trace_ + " --json " + trace_);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("--json " + trace_ +
+                               " is the same file as "
+                               "input trace " +
+                               trace_ + "; refusing to overwrite it"));
+  EXPECT_THAT(r.out, Not(HasSubstr("error(s)")));  // no report either
+  EXPECT_EQ(Slurp(trace_), trace_text_);
+  EXPECT_THAT(Temporaries(), ::testing::IsEmpty());
+}
+
+TEST_F(OutputSafetyTest, ReplayCsvOverTheHardwareConfigViaASymlinkIsRefused) {
+  const std::string hw = Path("h.txtpb");
+  const std::string hw_text =
+      Slurp(std::string(CCREPLAY_SOURCE_DIR) + "/traces/tps186.hw.txtpb");
+  Write(hw, hw_text);
+  std::filesystem::create_symlink("h.txtpb", Path("alias.csv"));
+  // Refused before the run: a run that would stop after one event is not
+  // started.
+  CmdResult r = Ccreplay("replay " + trace_ + " --max-events 1 --hw " + hw +
+                         " --csv " + hw);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("--csv " + hw +
+                               " is the same file as input --hw " + hw));
+  EXPECT_THAT(r.out, Not(HasSubstr("events")));
+  r = Ccreplay("replay " + trace_ + " --hw " + hw + " --timeline " +
+               Path("alias.csv"));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("--timeline " + Path("alias.csv") +
+                               " is the same file as input --hw " + hw));
+  EXPECT_EQ(Slurp(hw), hw_text);
+  EXPECT_TRUE(std::filesystem::is_symlink(Path("alias.csv")));
+  EXPECT_THAT(Temporaries(), ::testing::IsEmpty());
+}
+
+TEST_F(OutputSafetyTest, LongCommandsRefuseBeforeTheyRun) {
+  // Each input is junk: the refusal comes before anything reads it.
+  const std::string junk = "not a config\n";
+  Write(Path("h.txtpb"), junk);
+  Write(Path("p.txtpb"), junk);
+  Write(Path("a.xml"), junk);
+  const std::string hw = Path("h.txtpb");
+  for (const auto& [args, message] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"baseline --hw " + hw + " --json " + hw,
+            "--json " + hw + " is the same file as input --hw " + hw},
+           {"calibrate --hw " + hw + " -o " + hw,
+            "-o " + hw + " is the same file as input --hw " + hw},
+           {"models --params " + Path("p.txtpb") + " --csv " + Path("p.txtpb"),
+            "--csv " + Path("p.txtpb") + " is the same file as input --params"},
+           {"compare --algo msccl:" + Path("a.xml") + " --json " +
+                Path("a.xml"),
+            "--json " + Path("a.xml") + " is the same file as input --algo"}}) {
+    const CmdResult r = Ccreplay(args);
+    EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr(message)) << args;
+  }
+  EXPECT_EQ(Slurp(hw), junk);
+  EXPECT_EQ(Slurp(Path("p.txtpb")), junk);
+  EXPECT_EQ(Slurp(Path("a.xml")), junk);
+  EXPECT_THAT(Temporaries(), ::testing::IsEmpty());
+}
+
+TEST_F(OutputSafetyTest, TwoOutputsOnOneFileAreRefusedAndNeitherWritten) {
+  const CmdResult r = Ccreplay("replay " + trace_ + " --csv " + Path("o") +
+                               " --json " + dir_.string() + "/./o");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("--json " + dir_.string() + "/./o and --csv " +
+                               Path("o") + " are the same file"));
+  EXPECT_FALSE(std::filesystem::exists(Path("o")));
+  EXPECT_THAT(Temporaries(), ::testing::IsEmpty());
+}
+
+TEST_F(OutputSafetyTest, NonRegularTargetsAreRefusedNotReplaced) {
+  ASSERT_EQ(::mkfifo(Path("fifo").c_str(), 0644), 0);
+  CmdResult r = Ccreplay("lower --op allreduce --n 4 -o " + Path("fifo"));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("-o " + Path("fifo") +
+                               ": exists and is a FIFO; refusing to write "
+                               "an output there"));
+  EXPECT_TRUE(std::filesystem::is_fifo(Path("fifo")));
+  std::filesystem::create_symlink("/dev/null", Path("null"));
+  r = Ccreplay("replay " + trace_ + " --json " + Path("null"));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("a symlink to /dev/null, a character device"));
+  EXPECT_TRUE(std::filesystem::is_symlink(Path("null")));
+  r = Ccreplay("math --csv " + dir_.string());
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("exists and is a directory"));
+  EXPECT_THAT(r.out, Not(HasSubstr("self-check on")));
+  EXPECT_THAT(Temporaries(), ::testing::IsEmpty());
+}
+
+TEST_F(OutputSafetyTest, SymlinkToARegularFileIsWrittenThrough) {
+  Write(Path("real.csv"), "old\n");
+  std::filesystem::create_symlink("real.csv", Path("link.csv"));
+  const CmdResult r = Ccreplay("math --csv " + Path("link.csv"));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(std::filesystem::is_symlink(Path("link.csv")));
+  EXPECT_THAT(Slurp(Path("real.csv")), HasSubstr("module,operator,"));
+  EXPECT_THAT(Temporaries(), ::testing::IsEmpty());
+}
+
+TEST_F(OutputSafetyTest, ALongLegalFileNameIsWritten) {
+  const std::string name(250, 'n');
+  const CmdResult r = Ccreplay("replay " + trace_ + " --json " + Path(name));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(Slurp(Path(name)), HasSubstr("\"total_us\""));
+  EXPECT_THAT(Temporaries(), ::testing::IsEmpty());
+}
+
+TEST_F(OutputSafetyTest, FileSizeLimitFailsCleanlyWithNoReport) {
+  // 1 block: the timeline (tens of KB) cannot be written.
+  const CmdResult r = ccreplay_test::RunShell(
+      "ulimit -f 1; exec " + std::string(CCREPLAY_BINARY) + " replay " +
+      trace_ + " --timeline " + Path("tl.json"));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("tl.json: write to "));
+  EXPECT_THAT(r.out, HasSubstr("failed: File too large"));
+  EXPECT_THAT(r.out, Not(HasSubstr("total ")));
+  EXPECT_FALSE(std::filesystem::exists(Path("tl.json")));
+  EXPECT_THAT(Temporaries(), ::testing::IsEmpty());
+}
+
+TEST_F(OutputSafetyTest, AFailedWriteAfterTheRunPrintsNoReport) {
+  const CmdResult r =
+      Ccreplay("replay " + trace_ + " --csv " + Path("no_dir/c.csv"));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("no_dir/c.csv: cannot create temporary file"));
+  EXPECT_THAT(r.out, Not(HasSubstr("total ")));
+  EXPECT_THAT(r.out, Not(HasSubstr("critical path")));
+}
+
+TEST_F(OutputSafetyTest, EmptyOutputPathIsAUsageError) {
+  CmdResult r = Ccreplay("lower --op allreduce -o ''");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("--output: empty output path"));
+  r = Ccreplay("check " + trace_ + " --json ''");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("--json: empty output path"));
+  EXPECT_EQ(Slurp(trace_), trace_text_);
+  EXPECT_THAT(Temporaries(), ::testing::IsEmpty());
+}
+
+// Numeric flags (issue 10, item 2): the parser refuses what would wrap or be
+// silently taken as the default.
+TEST_F(CliTest, UnsignedFlagsRefuseSignsFractionsAndWrapping) {
+  const std::string out = " -o " + Path("p.pb");
+  for (const char* flags :
+       {"--op p2p --n 4 --peer 4294967298", "--op p2p --n 4 --peer -5",
+        "--op allreduce --n 4.0", "--op allreduce --n 1e1",
+        "--op allreduce --n 4 --cdma -1"}) {
+    const CmdResult r = Ccreplay(std::string("lower ") + flags + out);
+    EXPECT_EQ(r.exit_code, 2) << flags << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr("is not an integer from 0 to 4294967295"))
+        << flags;
+  }
+  EXPECT_FALSE(std::filesystem::exists(Path("p.pb")));
+  CmdResult r = Ccreplay("replay /dev/null --max-events -1");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("--max-events: '-1' is not an integer from 0 "
+                               "to 18446744073709551615"));
+  r = Ccreplay("replay /dev/null --max-events 18446744073709551616");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  r = Ccreplay("lower --op p2p --n 4 --peer 3" + out);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
 }
 
 }  // namespace

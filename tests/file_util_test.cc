@@ -1,10 +1,12 @@
 #include "base/file_util.h"
 
 #include <dirent.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -146,21 +148,120 @@ TEST_F(FileUtilTest, WriteIntoMissingDirectoryFailsAndCreatesNothing) {
   EXPECT_THAT(List(dir_), IsEmpty());
 }
 
-TEST_F(FileUtilTest, FailedRenameRemovesTempAndKeepsTarget) {
-  // The target is a non-empty directory: rename(2) of a file over it fails
-  // after the temporary file was written completely.
+TEST_F(FileUtilTest, DirectoryTargetIsRefusedAndKept) {
   const std::string path = dir_ + "/target";
   ASSERT_EQ(::mkdir(path.c_str(), 0755), 0);
   ASSERT_TRUE(WriteFileAtomically(path + "/keep", "k").ok());
   absl::Status s = WriteFileAtomically(path, "data");
   ASSERT_FALSE(s.ok());
-  EXPECT_THAT(std::string(s.message()),
-              HasSubstr(absl::StrCat(path, ": cannot rename ", path, ".tmp.",
-                                     ::getpid(), " into place: ")));
+  EXPECT_EQ(std::string(s.message()),
+            absl::StrCat(path,
+                         ": exists and is a directory; refusing to "
+                         "write an output there"));
   EXPECT_THAT(List(dir_), ElementsAre("target"));  // no temp file left
   EXPECT_THAT(List(path), ElementsAre("keep"));
   ::unlink((path + "/keep").c_str());
   ::rmdir(path.c_str());
+}
+
+TEST_F(FileUtilTest, FifoTargetIsRefusedNotReplaced) {
+  const std::string path = dir_ + "/fifo";
+  ASSERT_EQ(::mkfifo(path.c_str(), 0644), 0);
+  absl::Status s = WriteFileAtomically(path, "data");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.message()), HasSubstr("exists and is a FIFO"));
+  struct stat st;
+  ASSERT_EQ(::lstat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_THAT(List(dir_), ElementsAre("fifo"));
+}
+
+TEST_F(FileUtilTest, SymlinkToRegularFileIsWrittenThrough) {
+  const std::string file = dir_ + "/real.txt";
+  const std::string link = dir_ + "/link.txt";
+  ASSERT_TRUE(WriteFileAtomically(file, "old\n").ok());
+  ASSERT_EQ(::symlink("real.txt", link.c_str()), 0);
+  ASSERT_TRUE(WriteFileAtomically(link, "new\n").ok());
+  struct stat st;
+  ASSERT_EQ(::lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(*ReadFileToString(file), "new\n");
+  EXPECT_THAT(List(dir_), ElementsAre("link.txt", "real.txt"));
+}
+
+TEST_F(FileUtilTest, SymlinkToDeviceOrLoopIsRefused) {
+  const std::string dev = dir_ + "/null";
+  const std::string loop = dir_ + "/loop";
+  ASSERT_EQ(::symlink("/dev/null", dev.c_str()), 0);
+  ASSERT_EQ(::symlink("loop", loop.c_str()), 0);
+  absl::Status s = WriteFileAtomically(dev, "data");
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr(": a symlink to /dev/null, a character device; "
+                        "refusing"));
+  s = WriteFileAtomically(loop, "data");
+  EXPECT_THAT(std::string(s.message()), HasSubstr(": a symlink loop;"));
+  EXPECT_THAT(List(dir_), ElementsAre("loop", "null"));
+}
+
+TEST_F(FileUtilTest, EmptyPathIsRefused) {
+  absl::Status s = WriteFileAtomically("", "data");
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_EQ(std::string(s.message()), "empty output path");
+}
+
+TEST_F(FileUtilTest, LongestLegalNameIsWritten) {
+  // 255 bytes: the temporary name must be derived shorter, not appended to.
+  const std::string name(255, 'n');
+  ASSERT_TRUE(WriteFileAtomically(dir_ + "/" + name, "x").ok());
+  EXPECT_THAT(List(dir_), ElementsAre(name));
+}
+
+TEST_F(FileUtilTest, FileSizeLimitFailsWithoutLeavingTheTemporary) {
+  const std::string path = dir_ + "/big";
+  // In a child: the limit and SIGXFSZ's disposition are per process.
+  auto write_over_limit = [&] {
+    struct rlimit limit;
+    limit.rlim_cur = limit.rlim_max = 100;
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    absl::Status s = WriteFileAtomically(path, std::string(1000, 'x'));
+    const bool ok = absl::StrContains(s.message(), "File too large");
+    std::_Exit(ok && List(dir_).empty() ? 0 : 1);
+  };
+  EXPECT_EXIT(write_over_limit(), ::testing::ExitedWithCode(0), "");
+  EXPECT_THAT(List(dir_), IsEmpty());
+}
+
+TEST_F(FileUtilTest, TerminationRemovesARegisteredTemporary) {
+  const std::string path = dir_ + "/out.tmp.1";
+  EXPECT_EXIT(
+      {
+        std::ofstream(path) << "partial";
+        RegisterTempFile(path);
+        ::raise(SIGTERM);
+      },
+      ::testing::KilledBySignal(SIGTERM), "");
+  EXPECT_THAT(List(dir_), IsEmpty());
+}
+
+TEST_F(FileUtilTest, OutputThatIsAnInputOrAnotherOutputIsRefused) {
+  const std::string in = dir_ + "/t.txtpb";
+  const std::string link = dir_ + "/alias";
+  ASSERT_TRUE(WriteFileAtomically(in, "trace").ok());
+  ASSERT_EQ(::symlink("t.txtpb", link.c_str()), 0);
+  absl::Status s = CheckOutputPaths({{"trace", in}}, {{"--json", link}});
+  EXPECT_EQ(std::string(s.message()),
+            absl::StrCat("--json ", link, " is the same file as input trace ",
+                         in, "; refusing to overwrite it"));
+  // Two outputs, neither existing yet, named differently.
+  s = CheckOutputPaths({}, {{"--csv", dir_ + "/o"}, {"--json", dir_ + "/./o"}});
+  EXPECT_EQ(std::string(s.message()),
+            absl::StrCat("--json ", dir_, "/./o and --csv ", dir_,
+                         "/o are the same file; give each output its own "
+                         "path"));
+  EXPECT_TRUE(CheckOutputPaths({{"trace", in}, {"--hw", ""}},
+                               {{"--csv", dir_ + "/o"}, {"--json", ""}})
+                  .ok());
+  EXPECT_THAT(List(dir_), ElementsAre("alias", "t.txtpb"));
 }
 
 }  // namespace

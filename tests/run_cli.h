@@ -16,9 +16,9 @@ struct CliResult {
   std::string out;  // stdout and stderr together
 };
 
-// `args` is appended to the binary's path on a shell command line.
-inline CliResult RunCcreplay(const std::string& args) {
-  const std::string cmd = std::string(CCREPLAY_BINARY) + " " + args + " 2>&1";
+// Runs `command` with /bin/sh, e.g. to set a resource limit first.
+inline CliResult RunShell(const std::string& command) {
+  const std::string cmd = "(" + command + ") 2>&1";
   CliResult r;
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) return r;
@@ -28,6 +28,11 @@ inline CliResult RunCcreplay(const std::string& args) {
   const int status = pclose(p);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// `args` is appended to the binary's path on a shell command line.
+inline CliResult RunCcreplay(const std::string& args) {
+  return RunShell(std::string(CCREPLAY_BINARY) + " " + args);
 }
 
 }  // namespace ccreplay_test
