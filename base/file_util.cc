@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -107,14 +108,18 @@ absl::Status Refused(absl::string_view path, absl::string_view why) {
       absl::StrCat(path, ": ", why, "; refusing to write an output there"));
 }
 
+// `path` as its directory (with the trailing '/', "" for none) and its
+// file name.
+std::pair<std::string, std::string> SplitDirName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return {"", path};
+  return {path.substr(0, slash + 1), path.substr(slash + 1)};
+}
+
 // "<dir>/<name>.tmp.<pid>" beside `target`, with <name> shortened so the
 // whole file name stays within NAME_MAX.
 std::string TempPathFor(const std::string& target) {
-  const size_t slash = target.rfind('/');
-  const std::string dir =
-      slash == std::string::npos ? "" : target.substr(0, slash + 1);
-  std::string name =
-      slash == std::string::npos ? target : target.substr(slash + 1);
+  auto [dir, name] = SplitDirName(target);
   const std::string suffix = absl::StrCat(".tmp.", ::getpid());
   if (name.size() + suffix.size() > NAME_MAX) {
     name.resize(NAME_MAX - suffix.size());
@@ -144,13 +149,9 @@ FileIdentity IdentityOf(const std::string& path) {
     id.ino = st.st_ino;
     return id;
   }
-  const size_t slash = path.rfind('/');
-  const std::string dir =
-      slash == std::string::npos ? "." : path.substr(0, slash + 1);
-  const std::string name =
-      slash == std::string::npos ? path : path.substr(slash + 1);
+  const auto [dir, name] = SplitDirName(path);
   char real[PATH_MAX];
-  id.place = ::realpath(dir.c_str(), real) != nullptr
+  id.place = ::realpath(dir.empty() ? "." : dir.c_str(), real) != nullptr
                  ? absl::StrCat(real, "/", name)
                  : path;
   return id;

@@ -401,10 +401,6 @@ absl::Status CheckLink(const v1::HardwareConfig& p) {
                absl::StrCat("must be at most ", kMaxVirtualChannels, ", got ",
                             p.link().virtual_channels()));
   }
-  if (p.switch_config().input_queues() != v1::INPUT_QUEUES_VOQ &&
-      p.switch_config().input_queues() != v1::INPUT_QUEUES_FIFO) {
-    return Bad("switch_config.input_queues", "unknown value");
-  }
   if (p.link().interleave() != v1::INTERLEAVE_HASH &&
       p.link().interleave() != v1::INTERLEAVE_ROUND_ROBIN &&
       p.link().interleave() != v1::INTERLEAVE_XOR) {
@@ -427,6 +423,10 @@ absl::Status CheckSwitchAndMessage(const v1::HardwareConfig& p) {
   if (p.switch_config().arbitration() != v1::ARBITRATION_ROUND_ROBIN &&
       p.switch_config().arbitration() != v1::ARBITRATION_FIFO) {
     return Bad("switch_config.arbitration", "unknown value");
+  }
+  if (p.switch_config().input_queues() != v1::INPUT_QUEUES_VOQ &&
+      p.switch_config().input_queues() != v1::INPUT_QUEUES_FIFO) {
+    return Bad("switch_config.input_queues", "unknown value");
   }
   if (auto s = CheckTime("switch_config.port_latency_ps",
                          p.switch_config().port_latency_ps());

@@ -81,13 +81,8 @@ bool Network::OnArrive(uint32_t packet, uint32_t node, TimePs now) {
               hw_.cdma_engines + 1 + in_index_[pk.in_link], packet, now);
     return false;
   }
-  // Written to GMEM at once: the buffer space is free again, and the credit
-  // travels back over the link (unless buffers are unbounded: then a credit
-  // changes nothing, and no event carries it).
-  if (hw_.link_buffer_bytes != 0) {
-    q_.Push(now + flight_[pk.in_link], kCreditReturn, pk.in_link,
-            CreditWord(WireBytes(pk), pk.vc));
-  }
+  // Written to GMEM at once: the buffer space is free again.
+  SendCredit(pk.in_link, WireBytes(pk), pk.vc, now);
   return true;
 }
 
@@ -212,10 +207,7 @@ void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
   st.lg_last_end[lg] = end;
   if (pk.in_link != kNone) {
     // It leaves the buffer of the previous hop: credit goes back there.
-    if (hw_.link_buffer_bytes != 0) {
-      q_.Push(end + flight_[pk.in_link], kCreditReturn, pk.in_link,
-              CreditWord(wire, pk.in_vc));
-    }
+    SendCredit(pk.in_link, wire, pk.in_vc, end);
     if (hw_.switch_input_fifo && topo_.IsSwitch(topo_.links()[port].src)) {
       // The next packet of its input FIFO moves up to the head.
       std::deque<uint32_t>& fifo = Ingress(pk.in_link, pk.in_vc, pk.lg);

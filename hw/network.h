@@ -124,6 +124,13 @@ class Network {
   static uint32_t CreditWord(uint32_t bytes, uint32_t vc) {
     return bytes * kMaxVirtualChannels + vc;
   }
+  // `bytes` of channel `vc`'s buffer at the far end of `link` were freed at
+  // `at`: the credit travels back over the link. With unbounded buffers a
+  // credit changes nothing, and no event carries it.
+  void SendCredit(uint32_t link, uint32_t bytes, uint8_t vc, TimePs at) {
+    if (hw_.link_buffer_bytes == 0) return;
+    q_.Push(at + flight_[link], kCreditReturn, link, CreditWord(bytes, vc));
+  }
   // The channel a packet that came on `in_link` in channel `vc` takes on
   // `port`: one more when `port` does not rank above `in_link` (a dateline
   // crossing; Topology::LinkRank), never beyond the last channel.
@@ -143,9 +150,9 @@ class Network {
   // that arrived on `in_link` in channel `vc` (lane group `lg` for address
   // interleaving; one FIFO per channel for round-robin).
   std::deque<uint32_t>& Ingress(uint32_t in_link, uint32_t vc, uint32_t lg) {
-    const uint32_t lgq = RoundRobin() ? 1 : hw_.lane_groups;
-    return ingress_[(static_cast<size_t>(in_link) * vcs_ + vc) * lgq +
-                    (RoundRobin() ? 0 : lg)];
+    const size_t fifo = static_cast<size_t>(in_link) * vcs_ + vc;
+    return RoundRobin() ? ingress_[fifo]
+                        : ingress_[fifo * hw_.lane_groups + lg];
   }
   // Serves every free lane group of `port` that has a packet with credit.
   void TryTransmit(uint32_t port, TimePs now);

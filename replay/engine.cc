@@ -568,11 +568,12 @@ absl::StatusOr<ReplayResult> Replay(const Program& program, const HwConfig& hw,
                      " chips but the trace has ", program.num_chips));
   }
   // One channel is allowed (a network without channels, which may
-  // deadlock); more must be enough to break every cycle.
-  const uint32_t vcs = VirtualChannels(hw, topology);
+  // deadlock); more must be enough to break every cycle, and "as many as
+  // the routes need" (0) must fit the hardware's limit.
   const uint32_t need = topology.DatelineClasses();
-  if ((vcs > 1 || hw.link_vcs == 0) &&
-      (need > vcs || vcs > kMaxVirtualChannels)) {
+  const bool too_few = hw.link_vcs > 1 && need > hw.link_vcs;
+  const bool too_many = hw.link_vcs == 0 && need > kMaxVirtualChannels;
+  if (too_few || too_many) {
     return absl::InvalidArgumentError(absl::StrCat(
         "link.virtual_channels: ",
         hw.link_vcs == 0 ? std::string("0 (as many as the routes need)")
