@@ -1,11 +1,17 @@
-// A vector-backed binary min-heap of small POD events ordered by
-// (time, sequence). The sequence number is the order of scheduling, so ties
-// in time resolve the same way on every run: the replay is deterministic.
-// No allocation per event once the vector has grown; no virtual calls.
+// The replay's pending-event set: a vector-backed d-ary min-heap of small POD
+// events ordered by (time, sequence). The sequence number is the order of
+// scheduling, so ties in time resolve the same way on every run: the replay
+// is deterministic. No allocation per event once the vector has grown; no
+// virtual calls.
+//
+// The arity is a template parameter so that bench/replay_bench.cc can
+// measure it (BM_EventQueue, 1e3 to 1e6 pending) against the radix queue
+// below, which the replay uses (EventQueue; docs/architecture.md, "Event
+// queue").
 #ifndef CCREPLAY_BASE_EVENT_QUEUE_H_
 #define CCREPLAY_BASE_EVENT_QUEUE_H_
 
-#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -21,30 +27,141 @@ struct Event {
   uint32_t b = 0;
 };
 
-class EventQueue {
+template <uint32_t kArity>
+class BasicEventQueue {
+  static_assert(kArity >= 2);
+
  public:
+  // At most 2^56 events are scheduled in one run (the sequence shares a
+  // word with the kind).
   void Push(TimePs t, uint32_t kind, uint32_t a, uint32_t b = 0) {
-    heap_.push_back(Event{t.ps(), next_seq_++, kind, a, b});
-    std::push_heap(heap_.begin(), heap_.end(), Later);
+    const Slot s{t.ps(), (next_seq_++ << 8) | (kind & 0xffu), a, b};
+    size_t hole = heap_.size();
+    heap_.emplace_back();
+    while (hole > 0) {
+      const size_t parent = (hole - 1) / kArity;
+      if (!Before(s, heap_[parent])) break;
+      heap_[hole] = heap_[parent];
+      hole = parent;
+    }
+    heap_[hole] = s;
   }
   bool empty() const { return heap_.empty(); }
   size_t size() const { return heap_.size(); }
   // REQUIRES: !empty().
   Event Pop() {
-    std::pop_heap(heap_.begin(), heap_.end(), Later);
-    Event e = heap_.back();
+    const Slot top = heap_.front();
+    const Slot last = heap_.back();
     heap_.pop_back();
-    return e;
+    const size_t n = heap_.size();
+    if (n > 0) SiftDown(last, n);
+    return Event{top.time_ps, top.key >> 8, static_cast<uint32_t>(top.key & 0xffu),
+                 top.a, top.b};
   }
   void Reserve(size_t n) { heap_.reserve(n); }
 
  private:
-  static bool Later(const Event& x, const Event& y) {
-    return x.time_ps != y.time_ps ? x.time_ps > y.time_ps : x.seq > y.seq;
+  // 24 bytes: time, then (sequence << 8 | kind), whose order is the
+  // sequence's since sequences are unique.
+  struct Slot {
+    int64_t time_ps;
+    uint64_t key;
+    uint32_t a;
+    uint32_t b;
+  };
+  static bool Before(const Slot& x, const Slot& y) {
+    return x.time_ps != y.time_ps ? x.time_ps < y.time_ps : x.key < y.key;
   }
-  std::vector<Event> heap_;
+  // Moves `s` down from the root of a heap of `n` slots.
+  void SiftDown(const Slot& s, size_t n) {
+    size_t hole = 0;
+    for (;;) {
+      const size_t first = hole * kArity + 1;
+      if (first >= n) break;
+      const size_t end = first + kArity < n ? first + kArity : n;
+      size_t best = first;
+      for (size_t c = first + 1; c < end; ++c) {
+        if (Before(heap_[c], heap_[best])) best = c;
+      }
+      if (!Before(heap_[best], s)) break;
+      heap_[hole] = heap_[best];
+      hole = best;
+    }
+    heap_[hole] = s;
+  }
+
+  std::vector<Slot> heap_;
   uint64_t next_seq_ = 0;
 };
+
+// A radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, 1990) of the same events:
+// a monotone queue, for a simulation never schedules before the time it has
+// reached. Bucket 0 holds the events at exactly the last popped time, in
+// push order; bucket i > 0 those whose time first differs from it at bit
+// i - 1. Popping an empty bucket 0 takes the lowest non-empty bucket, makes
+// its smallest time the last one and redistributes it into lower buckets,
+// stably; every event moves down at most 64 times in its life, so push and
+// pop cost O(1) amortised with no comparison between arbitrary events.
+// Events of equal time always share a bucket and keep their push order, so
+// pops come in (time, sequence) order as from the heap.
+// REQUIRES: every push is at or after the time of the last pop.
+class RadixEventQueue {
+ public:
+  void Push(TimePs t, uint32_t kind, uint32_t a, uint32_t b = 0) {
+    const uint64_t key = static_cast<uint64_t>(t.ps());
+    if (t.ps() < 0 || key < last_) went_back_ = true;
+    buckets_[BucketOf(key)].push_back(
+        Slot{key, (next_seq_++ << 8) | (kind & 0xffu), a, b});
+    ++size_;
+  }
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  // REQUIRES: !empty().
+  Event Pop() {
+    if (head0_ == buckets_[0].size()) Refill();
+    const Slot s = buckets_[0][head0_++];
+    --size_;
+    return Event{static_cast<int64_t>(s.time), s.key >> 8,
+                 static_cast<uint32_t>(s.key & 0xffu), s.a, s.b};
+  }
+  void Reserve(size_t) {}
+  // True if anything was pushed before the last popped time (or before 0):
+  // a broken caller; the order of pops is then unspecified.
+  bool went_back() const { return went_back_; }
+
+ private:
+  struct Slot {
+    uint64_t time;
+    uint64_t key;  // sequence << 8 | kind
+    uint32_t a;
+    uint32_t b;
+  };
+  size_t BucketOf(uint64_t time) const {
+    return time == last_ ? 0 : 64 - static_cast<size_t>(__builtin_clzll(time ^ last_));
+  }
+  // Bucket 0 is used up: move the lowest non-empty bucket's events down.
+  void Refill() {
+    buckets_[0].clear();
+    head0_ = 0;
+    size_t i = 1;
+    while (buckets_[i].empty()) ++i;
+    std::vector<Slot>& from = buckets_[i];
+    uint64_t least = from[0].time;
+    for (const Slot& s : from) least = s.time < least ? s.time : least;
+    last_ = least;
+    for (const Slot& s : from) buckets_[BucketOf(s.time)].push_back(s);
+    from.clear();
+  }
+
+  std::vector<Slot> buckets_[65];
+  size_t head0_ = 0;
+  size_t size_ = 0;
+  uint64_t last_ = 0;
+  uint64_t next_seq_ = 0;
+  bool went_back_ = false;
+};
+
+using EventQueue = RadixEventQueue;
 
 }  // namespace ccreplay
 

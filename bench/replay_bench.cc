@@ -92,9 +92,12 @@ BENCHMARK(BM_ReplayRingAllReduce64)
     ->Arg(4 << 20)
     ->Unit(benchmark::kMillisecond);
 
-// The event queue alone: push/pop with a steady population of `range` events.
+// The event queue alone: pop the earliest event and push one a little later,
+// with a steady population of `range` pending events, for each heap arity
+// (EventQueue is the winner).
+template <typename Queue>
 void BM_EventQueue(benchmark::State& state) {
-  EventQueue q;
+  Queue q;
   const int64_t population = state.range(0);
   uint64_t x = 12345;
   for (int64_t i = 0; i < population; ++i) {
@@ -104,11 +107,19 @@ void BM_EventQueue(benchmark::State& state) {
   for (auto _ : state) {
     const Event e = q.Pop();
     x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    q.Push(TimePs(e.time_ps + static_cast<int64_t>(x >> 50)), 0, 0);
+    q.Push(TimePs(e.time_ps + static_cast<int64_t>(x >> 44)), 0, 0);
   }
-  state.SetItemsProcessed(state.iterations());
+  state.counters["events/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_EventQueue)->Arg(64)->Arg(4096)->Arg(262144);
+BENCHMARK_TEMPLATE(BM_EventQueue, BasicEventQueue<2>)
+    ->Arg(1000)->Arg(100000)->Arg(1000000);
+BENCHMARK_TEMPLATE(BM_EventQueue, BasicEventQueue<4>)
+    ->Arg(1000)->Arg(100000)->Arg(1000000);
+BENCHMARK_TEMPLATE(BM_EventQueue, BasicEventQueue<8>)
+    ->Arg(1000)->Arg(100000)->Arg(1000000);
+BENCHMARK_TEMPLATE(BM_EventQueue, RadixEventQueue)
+    ->Arg(1000)->Arg(100000)->Arg(1000000);
 
 }  // namespace
 }  // namespace ccreplay

@@ -26,6 +26,8 @@ enum EventKind : uint32_t {
   kMsgCount,       // MessageUnit; a = op (RemoteMsgSend): handshake done
   kIngressHead,    // Network; a = packet: head of its switch input FIFO
 };
+// The event queue keeps a kind in 8 bits (base/event_queue.h).
+static_assert(kIngressHead < 256);
 
 }  // namespace ccreplay
 

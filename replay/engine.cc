@@ -188,6 +188,11 @@ absl::StatusOr<ReplayResult> Sim::Run() {
     Dispatch(ev, now);
   }
   if (!error_.ok()) return error_;
+  if (q_.went_back()) {
+    return absl::InternalError(
+        "replay: an event was scheduled before the current time (a bug in "
+        "ccreplay's hardware model; please report it with the trace)");
+  }
   return Finish(now);
 }
 
