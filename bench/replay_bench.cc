@@ -3,10 +3,13 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <string>
 #include <optional>
 
 #include "collectives/lower.h"
 #include "hw/config.h"
+#include "hw/config_io.h"
 #include "hw/topology.h"
 #include "trace/decode.h"
 #include "replay/engine.h"
@@ -15,61 +18,95 @@
 namespace ccreplay {
 namespace {
 
+// The resident-set figures of this process from /proc/self/status, in
+// bytes ("VmRSS" now, "VmHWM" the peak since the last ResetPeakRss).
+double ProcStatusBytes(const char* field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  const std::string prefix = std::string(field) + ":";
+  while (std::getline(in, line)) {
+    if (line.rfind(prefix, 0) == 0) {
+      return std::strtod(line.c_str() + prefix.size(), nullptr) * 1024.0;
+    }
+  }
+  return 0;
+}
+// Linux: writing 5 to clear_refs resets the peak resident set (VmHWM).
+void ResetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+const HwConfig& AlphaBeta() {
+  static const HwConfig hw = [] {
+    auto c = ReadHwConfigFile(std::string(CCREPLAY_SOURCE_DIR) +
+                              "/traces/alpha-beta.hw.txtpb");
+    if (!c.ok()) std::abort();
+    return *c;
+  }();
+  return hw;
+}
+
 struct Prepared {
+  const HwConfig* hw = nullptr;
   Program program;
   std::optional<Topology> topology;
   size_t instructions = 0;
 };
 
 Prepared Prepare(v1::CollectiveOp op, uint32_t n, uint64_t bytes,
-                 const char* algo, TopologyKind topo) {
+                 const char* algo, TopologyKind topo,
+                 const HwConfig& hw = DefaultTps186(),
+                 bool rendezvous = true) {
   CollectiveSpec spec;
   spec.op = op;
   spec.n = n;
   spec.bytes = bytes;
   spec.algorithm = algo;
   spec.topology = topo;
-  const HwConfig& hw = DefaultTps186();
+  spec.no_rendezvous = !rendezvous;
   auto trace = LowerCollective(spec, hw);
   if (!trace.ok()) std::abort();
   auto program = ValidateAndDecode(*trace, hw.Target());
   if (!program.ok()) std::abort();
   Prepared p;
+  p.hw = &hw;
   p.program = *std::move(program);
-  p.topology = *Topology::Build(topo, n);
+  p.topology = *Topology::Build(topo, n, hw.topology_params);
   for (const auto& c : p.program.chips) {
     for (const auto& s : c.streams) p.instructions += s.instrs.size();
   }
   return p;
 }
 
-void ReportRates(benchmark::State& state, uint64_t events, size_t instrs,
-                 uint64_t packets) {
-  state.counters["events/s"] =
-      benchmark::Counter(static_cast<double>(events),
-                         benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["instr/s"] =
-      benchmark::Counter(static_cast<double>(instrs),
-                         benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["events"] = static_cast<double>(events);
-  state.counters["packets"] = static_cast<double>(packets);
-  state.counters["instructions"] = static_cast<double>(instrs);
-}
-
-// Replays `p` once per iteration and reports rates.
+// Replays `p` once per iteration and reports rates: events and instructions
+// per CPU second, simulated microseconds per CPU second, and the memory the
+// replay adds to the decoded program, per instruction and at its peak.
 void ReplayLoop(benchmark::State& state, const Prepared& p) {
   uint64_t events = 0, packets = 0;
+  double sim_us = 0, peak_extra = 0;
   for (auto _ : state) {
-    auto r = Replay(p.program, DefaultTps186(), *p.topology);
+    const double before = ProcStatusBytes("VmRSS");
+    ResetPeakRss();
+    auto r = Replay(p.program, *p.hw, *p.topology);
     if (!r.ok()) {
       state.SkipWithError("replay failed");
       return;
     }
+    peak_extra = ProcStatusBytes("VmHWM") - before;
     events = r->events;
     packets = r->packets;
+    sim_us = r->makespan.us();
     benchmark::DoNotOptimize(r->makespan);
   }
-  ReportRates(state, events, p.instructions, packets);
+  const auto rate = benchmark::Counter::kIsIterationInvariantRate;
+  const double n = static_cast<double>(p.instructions);
+  state.counters["events/s"] =
+      benchmark::Counter(static_cast<double>(events), rate);
+  state.counters["instr/s"] = benchmark::Counter(n, rate);
+  state.counters["sim_us/s"] = benchmark::Counter(sim_us, rate);
+  state.counters["events"] = static_cast<double>(events);
+  state.counters["packets"] = static_cast<double>(packets);
+  state.counters["instructions"] = n;
+  state.counters["replay_B/instr"] = peak_extra / n;
+  state.counters["peak_RSS_MB"] = ProcStatusBytes("VmHWM") / 1e6;
 }
 
 // The MoE dispatch row of the baseline: 64-chip pairwise AllToAll through one
@@ -90,6 +127,20 @@ void BM_ReplayRingAllReduce64(benchmark::State& state) {
 }
 BENCHMARK(BM_ReplayRingAllReduce64)
     ->Arg(4 << 20)
+    ->Unit(benchmark::kMillisecond);
+
+// The message-level peers' own workload: ring AllReduce of 64 MiB on the
+// pure alpha-beta machine (traces/alpha-beta.hw.txtpb), no rendezvous, N
+// chips. One iteration: lowering 1024 chips takes seconds.
+void BM_ReplayAlphaBetaRing(benchmark::State& state) {
+  ReplayLoop(state, Prepare(v1::ALLREDUCE, static_cast<uint32_t>(state.range(0)),
+                            64 << 20, "ring", TopologyKind::kRing, AlphaBeta(),
+                            /*rendezvous=*/false));
+}
+BENCHMARK(BM_ReplayAlphaBetaRing)
+    ->Arg(64)
+    ->Arg(1024)
+    ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 
 // The event queue alone: pop the earliest event and push one a little later,

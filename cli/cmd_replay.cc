@@ -139,7 +139,7 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   if (!trace.ok()) return Fail(trace.status());
   ReplayOptions opt;
   opt.max_events = a.max_events;
-  auto run = ReplayTrace(*trace, *hw, topo, opt);
+  auto run = ReplayReleasingTrace(*trace, *hw, topo, opt);
   if (!run.ok())
     return Fail(
         absl::Status(run.status().code(),

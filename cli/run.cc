@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/release_memory.h"
 #include "collectives/lower.h"
 #include "collectives/math.h"
 #include "replay/timeline.h"
@@ -35,25 +36,59 @@ absl::StatusOr<TopologyChoice> ChooseTopology(
   return TopologyChoice(hw.topology);
 }
 
-absl::StatusOr<RunOutcome> ReplayTrace(const v1::Trace& trace,
-                                       const HwConfig& hw,
-                                       std::optional<TopologyChoice> topology,
-                                       const ReplayOptions& options) {
+namespace {
+
+// Validates and decodes `trace` and builds the topology it runs on; with
+// `release` set, frees the trace's instructions (keeping its header) once
+// they are decoded, so the protobuf and the decoded form are not resident at
+// once during the replay.
+absl::StatusOr<RunOutcome> Prepare(const v1::Trace& trace, const HwConfig& hw,
+                                   std::optional<TopologyChoice> topology,
+                                   v1::Trace* release) {
   auto choice = ChooseTopology(trace, hw, topology);
   if (!choice.ok()) return choice.status();
   auto program = ValidateAndDecode(trace, hw.Target());
   if (!program.ok()) return program.status();
+  if (release != nullptr) {
+    {
+      v1::Trace empty;  // takes the instructions and frees them
+      release->mutable_chips()->Swap(empty.mutable_chips());
+    }
+    ReleaseFreeMemory();
+  }
   auto topo =
       Topology::Build(choice->kind, program->num_chips,
                       choice->params ? *choice->params : hw.topology_params);
   if (!topo.ok()) return topo.status();
-  auto result = Replay(*program, hw, *topo, options);
-  if (!result.ok()) return result.status();
   RunOutcome out;
   out.program = *std::move(program);
   out.topology = *std::move(topo);
-  out.result = *std::move(result);
   return out;
+}
+
+absl::StatusOr<RunOutcome> ReplayPrepared(absl::StatusOr<RunOutcome> run,
+                                          const HwConfig& hw,
+                                          const ReplayOptions& options) {
+  if (!run.ok()) return run.status();
+  auto result = Replay(run->program, hw, *run->topology, options);
+  if (!result.ok()) return result.status();
+  run->result = *std::move(result);
+  return run;
+}
+
+}  // namespace
+
+absl::StatusOr<RunOutcome> ReplayTrace(const v1::Trace& trace,
+                                       const HwConfig& hw,
+                                       std::optional<TopologyChoice> topology,
+                                       const ReplayOptions& options) {
+  return ReplayPrepared(Prepare(trace, hw, topology, nullptr), hw, options);
+}
+
+absl::StatusOr<RunOutcome> ReplayReleasingTrace(
+    v1::Trace& trace, const HwConfig& hw,
+    std::optional<TopologyChoice> topology, const ReplayOptions& options) {
+  return ReplayPrepared(Prepare(trace, hw, topology, &trace), hw, options);
 }
 
 absl::StatusOr<RunOutcome> LowerAndReplay(const CollectiveSpec& spec,

@@ -57,6 +57,13 @@ absl::StatusOr<RunOutcome> ReplayTrace(const v1::Trace& trace,
                                        std::optional<TopologyChoice> topology,
                                        const ReplayOptions& options);
 
+// ReplayTrace, but frees trace's instructions once decoded (its header
+// stays): for a large trace read from a file, the protobuf and the decoded
+// form are never resident at once during the replay.
+absl::StatusOr<RunOutcome> ReplayReleasingTrace(
+    v1::Trace& trace, const HwConfig& hw,
+    std::optional<TopologyChoice> topology, const ReplayOptions& options);
+
 // Lowers `spec` and replays it on spec.topology.
 absl::StatusOr<RunOutcome> LowerAndReplay(const CollectiveSpec& spec,
                                           const HwConfig& hw,
