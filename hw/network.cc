@@ -139,6 +139,30 @@ void Network::TryTransmit(uint32_t port, TimePs now) {
   if (credit_blocked && pt.stalled_since == TimePs::Max()) {
     pt.stalled_since = now;
   }
+  if (pt.waiting() > 0) ScheduleKick(port, now);
+}
+
+void Network::ScheduleKick(uint32_t port, TimePs now) {
+  Port& pt = ports_[port];
+  TimePs next = TimePs::Max();
+  if (RoundRobin()) {
+    // The next packet, whatever its queue, waits for the lane group whose
+    // turn it is.
+    next = pt.lg_free_at(pt.rr_lg);
+  } else {
+    for (uint32_t lg = 0; lg < pt.lane_groups(); ++lg) {
+      if (pt.LgFree(lg, now) || pt.lg_free_at(lg) >= next) continue;
+      for (uint32_t vc = 0; vc < pt.num_vcs(); ++vc) {
+        if (pt.RowWaiting(pt.Row(vc, lg))) {
+          next = pt.lg_free_at(lg);
+          break;
+        }
+      }
+    }
+  }
+  if (next <= now || next >= pt.kick_at) return;
+  pt.kick_at = next;
+  q_.Push(next, kPortKick, port);
 }
 
 Network::Pick Network::Arbitrate(Port& pt, uint32_t lg,
@@ -216,7 +240,6 @@ void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
     }
   }
   pk.in_link = port;
-  q_.Push(end, kPortKick, port);
   q_.Push(end + flight_[port], kArrive, id, topo_.links()[port].dst);
   if (!hw_.switch_fifo) {
     pt.rr_input(lg, pick.vc) = (chosen + 1) % pt.num_inputs();

@@ -79,8 +79,13 @@ class Network {
   // kIngressHead: the packet reached the head of its switch input FIFO and
   // now competes for its output port.
   void OnIngressHead(uint32_t packet, TimePs now);
-  // kPortKick: a lane group of `port` may be free.
-  void OnPortKick(uint32_t port, TimePs now) { TryTransmit(port, now); }
+  // kPortKick: a lane group of `port` that a waiting packet needs is free.
+  // A kick superseded by an earlier one is stale and does nothing.
+  void OnPortKick(uint32_t port, TimePs now) {
+    if (ports_[port].kick_at != now) return;
+    ports_[port].kick_at = TimePs::Max();
+    TryTransmit(port, now);
+  }
   // kCreditReturn: `bytes` of buffer space at the far end of `port` freed.
   // `credit` is CreditWord(): the bytes and the virtual channel.
   void OnCreditReturn(uint32_t port, uint32_t credit, TimePs now) {
@@ -154,8 +159,15 @@ class Network {
     return RoundRobin() ? ingress_[fifo]
                         : ingress_[fifo * hw_.lane_groups + lg];
   }
-  // Serves every free lane group of `port` that has a packet with credit.
+  // Serves every free lane group of `port` that has a packet with credit,
+  // then schedules a kick for the earliest busy lane group a waiting packet
+  // needs (ScheduleKick).
   void TryTransmit(uint32_t port, TimePs now);
+  // At most one kick is pending per port, and only while a packet waits for
+  // a busy lane group: a lane group that frees with nothing to send, or a
+  // packet that waits for credit only (a credit return serves it), needs no
+  // event.
+  void ScheduleKick(uint32_t port, TimePs now);
   // The queue (input, row) whose head packet lane group `lg` sends next
   // (input kNone if none); sets *credit_blocked when a head packet waits
   // for credit only.

@@ -172,7 +172,18 @@ class Port {
     if (credits_[vc] != kUnbounded) credits_[vc] += wire_bytes;
   }
 
+  // True if a packet waits in queue row `row` (any input).
+  bool RowWaiting(uint32_t row) const {
+    const uint64_t* w = &nonempty_[static_cast<size_t>(row) * words_];
+    for (uint32_t k = 0; k < words_; ++k) {
+      if (w[k] != 0) return true;
+    }
+    return false;
+  }
+  uint32_t lg_queues() const { return lg_queues_; }
+
   uint32_t rr_lg = 0;  // next lane group for round-robin interleaving
+  TimePs kick_at = TimePs::Max();  // the pending kPortKick, if any
   TimePs stalled_since = TimePs::Max();  // waiting for credit since
   LinkStats& stats() { return stats_; }
   const LinkStats& stats() const { return stats_; }
