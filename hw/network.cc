@@ -135,6 +135,8 @@ void Network::TryTransmit(uint32_t port, TimePs now) {
     const Pick pick = Arbitrate(pt, lg, &credit_blocked);
     if (pick.input == kNone) continue;
     Send(port, pick, lg, now);
+    // A packet of no wire bytes leaves the lane group free: serve it again.
+    if (pt.LgFree(lg, now)) --k;
   }
   if (credit_blocked && pt.stalled_since == TimePs::Max()) {
     pt.stalled_since = now;
