@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "collectives/lower.h"
 #include "collectives/math.h"
+#include "hw/budget.h"
 #include "replay/timeline.h"
 #include "trace/decode.h"
 
@@ -38,7 +39,8 @@ absl::StatusOr<TopologyChoice> ChooseTopology(
 absl::StatusOr<RunOutcome> ReplayTrace(const v1::Trace& trace,
                                        const HwConfig& hw,
                                        std::optional<TopologyChoice> topology,
-                                       const ReplayOptions& options) {
+                                       const ReplayOptions& options,
+                                       const ResourceBudget& budget) {
   auto choice = ChooseTopology(trace, hw, topology);
   if (!choice.ok()) return choice.status();
   auto program = ValidateAndDecode(trace, hw.Target());
@@ -47,7 +49,12 @@ absl::StatusOr<RunOutcome> ReplayTrace(const v1::Trace& trace,
       Topology::Build(choice->kind, program->num_chips,
                       choice->params ? *choice->params : hw.topology_params);
   if (!topo.ok()) return topo.status();
-  auto result = Replay(*program, hw, *topo, options);
+  ResourceBudget b = budget;
+  if (b.max_events == 0) b.max_events = options.max_events;
+  if (auto s = CheckReplayBudget(*program, hw, *topo, b); !s.ok()) return s;
+  ReplayOptions run_options = options;
+  run_options.max_events = b.EventLimit();  // the estimate is not exact
+  auto result = Replay(*program, hw, *topo, run_options);
   if (!result.ok()) return result.status();
   RunOutcome out;
   out.program = *std::move(program);
