@@ -14,18 +14,14 @@ namespace ccreplay {
 
 template <typename T>
 constexpr std::optional<T> CheckedAdd(T a, T b) {
-  static_assert(std::is_integral_v<T>);
-  T r;
-  if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
-  return r;
+  T r{};
+  return __builtin_add_overflow(a, b, &r) ? std::nullopt : std::optional(r);
 }
 
 template <typename T>
 constexpr std::optional<T> CheckedMul(T a, T b) {
-  static_assert(std::is_integral_v<T>);
-  T r;
-  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
-  return r;
+  T r{};
+  return __builtin_mul_overflow(a, b, &r) ? std::nullopt : std::optional(r);
 }
 
 // A running sum that remembers whether it ever overflowed: for totals over
@@ -35,18 +31,11 @@ class CheckedSum {
  public:
   constexpr CheckedSum() = default;
   constexpr explicit CheckedSum(T start) : value_(start) {}
-  constexpr CheckedSum& Add(T v) {
-    if (__builtin_add_overflow(value_, v, &value_)) overflow_ = true;
-    return *this;
-  }
+  constexpr CheckedSum& Add(T v) { return Take(CheckedAdd(value_, v)); }
   // Adds a * b.
   constexpr CheckedSum& AddProduct(T a, T b) {
-    T p;
-    if (__builtin_mul_overflow(a, b, &p)) {
-      overflow_ = true;
-      return *this;
-    }
-    return Add(p);
+    const std::optional<T> p = CheckedMul(a, b);
+    return p ? Add(*p) : Take(std::nullopt);
   }
   constexpr bool overflow() const { return overflow_; }
   // The sum, or nullopt after any overflow.
@@ -56,6 +45,15 @@ class CheckedSum {
   }
 
  private:
+  constexpr CheckedSum& Take(std::optional<T> v) {
+    if (v) {
+      value_ = *v;
+    } else {
+      overflow_ = true;
+    }
+    return *this;
+  }
+
   T value_ = 0;
   bool overflow_ = false;
 };

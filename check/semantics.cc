@@ -26,6 +26,27 @@ std::string Range(uint64_t lo, uint64_t len) {
   return absl::StrCat("[", lo, ", ", lo + len, ")");
 }
 
+// The segments' total against chip `chip`'s output buffer, checked: sizes
+// that add up only modulo 2^64 must not pass as equal.
+absl::Status CheckOutputSize(const v1::CollectiveInfo& c, uint32_t chip,
+                             const std::vector<Seg>& segs) {
+  const uint64_t out_bytes = c.buffers(static_cast<int>(chip)).output().bytes();
+  CheckedSum<uint64_t> sum;
+  for (const Seg& s : segs) sum.Add(s.len);
+  if (sum.overflow()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "semantics: ", CollectiveOpName(c.op()), " chip ", chip,
+        ": the sizes its output is defined by add up past 2^64 - 1"));
+  }
+  if (*sum.value() != out_bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("semantics: header.collective.buffers[", chip,
+                     "].output has ", out_bytes, " bytes, but ",
+                     CollectiveOpName(c.op()), " defines ", *sum.value()));
+  }
+  return absl::OkStatus();
+}
+
 // What chip `chip`'s output must hold, as segments.
 absl::Status Expected(const v1::CollectiveInfo& c, uint32_t n, uint32_t chip,
                       std::vector<Seg>* out) {
@@ -33,7 +54,6 @@ absl::Status Expected(const v1::CollectiveInfo& c, uint32_t n, uint32_t chip,
   const uint32_t base = chip - chip % g;
   const uint32_t r = chip % g;
   const uint64_t m = c.bytes();
-  const uint64_t out_bytes = c.buffers(static_cast<int>(chip)).output().bytes();
   auto data = [](uint64_t off, Contrib contrib) {
     Value v;
     v.kind = Value::kData;
@@ -99,22 +119,7 @@ absl::Status Expected(const v1::CollectiveInfo& c, uint32_t n, uint32_t chip,
           absl::StrCat("semantics: cannot check collective '",
                        CollectiveOpName(c.op()), "'"));
   }
-  // Checked: sizes that add up only modulo 2^64 must not pass as equal.
-  CheckedSum<uint64_t> sum;
-  for (const Seg& s : *out) sum.Add(s.len);
-  if (sum.overflow()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "semantics: ", CollectiveOpName(c.op()), " chip ", chip,
-        ": the sizes its output is defined by add up past 2^64 - 1"));
-  }
-  const uint64_t total = *sum.value();
-  if (total != out_bytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("semantics: header.collective.buffers[", chip,
-                     "].output has ", out_bytes, " bytes, but ",
-                     CollectiveOpName(c.op()), " defines ", total));
-  }
-  return absl::OkStatus();
+  return CheckOutputSize(c, chip, *out);
 }
 
 // Every chip's output against what the collective defines; the first

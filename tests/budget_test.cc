@@ -17,6 +17,7 @@
 #include "hw/config.h"
 #include "hw/topology.h"
 #include "replay/engine.h"
+#include "tests/one_transfer.h"
 #include "trace/decode.h"
 
 namespace ccreplay {
@@ -154,25 +155,7 @@ TEST(EstimateTest, BoundsRealReplaysAndStaysClose) {
   }
 }
 
-// A Transfer of `bytes` from chip 0 to chip 1, its message and the wait.
-Program OneTransfer(uint64_t bytes) {
-  Program p;
-  p.num_chips = 2;
-  p.chips.resize(2);
-  Instr t;
-  t.kind = OpKind::kTransfer;
-  t.peer = 1;
-  t.bytes = bytes;
-  Instr m;
-  m.kind = OpKind::kRemoteMsgSend;
-  m.peer = 1;
-  p.chips[0].streams.push_back({0, {t, m}});
-  Instr w;
-  w.kind = OpKind::kMsgWait;
-  w.count = 1;
-  p.chips[1].streams.push_back({0, {w}});
-  return p;
-}
+using ccreplay_test::OneTransfer;
 
 TEST(CheckReplayBudgetTest, ATimePastTheClockNamesTheInstruction) {
   HwConfig hw = DefaultTps186();

@@ -13,6 +13,7 @@
 #include "hw/config.h"
 #include "hw/config_io.h"
 #include "hw/topology.h"
+#include "tests/one_transfer.h"
 #include "trace/program.h"
 
 namespace {
@@ -20,27 +21,6 @@ namespace {
 // Bounds that keep one input fast: topologies of a few chips only.
 constexpr uint32_t kMaxFuzzChips = 64;
 constexpr uint64_t kMaxFuzzRouteWork = uint64_t{1} << 20;
-
-// A Transfer of `bytes` from chip 0 to chip 1 and its message, on `n` chips.
-ccreplay::Program TwoChipProgram(uint32_t n, uint64_t bytes) {
-  using namespace ccreplay;  // NOLINT: a fuzz helper
-  Program p;
-  p.num_chips = n;
-  p.chips.resize(n);
-  Instr t;
-  t.kind = OpKind::kTransfer;
-  t.peer = 1;
-  t.bytes = bytes;
-  Instr m;
-  m.kind = OpKind::kRemoteMsgSend;
-  m.peer = 1;
-  p.chips[0].streams.push_back({0, {t, m}});
-  Instr w;
-  w.kind = OpKind::kMsgWait;
-  w.count = 1;
-  p.chips[1].streams.push_back({0, {w}});
-  return p;
-}
 
 }  // namespace
 
@@ -75,8 +55,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     __builtin_trap();
   }
   for (uint64_t b : {uint64_t{1}, uint64_t{1} << 20, uint64_t{1} << 62}) {
-    (void)CheckReplayBudget(TwoChipProgram(n, b), *hw, *topo, ResourceBudget{});
-    (void)EstimateReplay(TwoChipProgram(n, b), *hw, *topo);
+    (void)CheckReplayBudget(ccreplay_test::OneTransfer(b, n), *hw, *topo,
+                            ResourceBudget{});
+    (void)EstimateReplay(ccreplay_test::OneTransfer(b, n), *hw, *topo);
   }
   return 0;
 }
