@@ -118,6 +118,12 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   if (auto s = CheckOutputs(ReplayInputs(c, a), ReplayOutputs(c, a)); !s.ok()) {
     return Fail(s);
   }
+  ResourceBudget budget;  // before any input is read
+  if (!a.max_memory.empty()) {
+    auto bytes = ParseByteSize(a.max_memory);
+    if (!bytes.ok()) return Fail(bytes.status());
+    budget.max_memory_bytes = *bytes;
+  }
   auto hw = c.Hw();
   if (!hw.ok()) return Fail(hw.status());
   std::optional<TopologyChoice> topo;
@@ -140,12 +146,6 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   if (!trace.ok()) return Fail(trace.status());
   ReplayOptions opt;
   opt.max_events = a.max_events;
-  ResourceBudget budget;
-  if (!a.max_memory.empty()) {
-    auto bytes = ParseByteSize(a.max_memory);
-    if (!bytes.ok()) return Fail(bytes.status());
-    budget.max_memory_bytes = *bytes;
-  }
   auto run = ReplayTrace(*trace, *hw, topo, opt, budget);
   if (!run.ok())
     return Fail(
