@@ -103,6 +103,25 @@ const char* FileKind(mode_t mode) {
   return "not a regular file";
 }
 
+// "t.pb: 3000000000 bytes, more than the input limit of 2147483648 bytes";
+// `size` is "" when unknown (standard input).
+absl::Status InputTooLarge(absl::string_view path, absl::string_view size,
+                           uint64_t max_bytes) {
+  return absl::ResourceExhaustedError(absl::StrCat(
+      path, ": ", size, size.empty() ? "" : " bytes, ",
+      "more than the input limit of ", max_bytes, " bytes (docs/limits.md)"));
+}
+
+// open(2) failed: a symlink loop is named as such rather than by errno's
+// words alone.
+absl::Status OpenError(int err, const std::string& path) {
+  if (err == ELOOP) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": a symlink loop (", std::strerror(err), ")"));
+  }
+  return ErrnoError(err, path);
+}
+
 absl::Status Refused(absl::string_view path, absl::string_view why) {
   return absl::InvalidArgumentError(
       absl::StrCat(path, ": ", why, "; refusing to write an output there"));
@@ -239,16 +258,13 @@ absl::Status CheckOutputPaths(const std::vector<NamedPath>& inputs,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError(errno, path);
-  FdCloser closer(fd);
+namespace {
+
+// Reads `fd` to its end, at most `max_bytes` (more is an error naming
+// `path`, the cap and `what_raises` it).
+absl::StatusOr<std::string> ReadCapped(int fd, const std::string& path,
+                                       uint64_t max_bytes) {
   std::string out;
-  // The size is only a hint (pipes report 0); the loop reads until EOF.
-  struct stat st;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-    out.reserve(static_cast<size_t>(st.st_size));
-  }
   char buf[1 << 16];
   for (;;) {
     const ssize_t n = ::read(fd, buf, sizeof(buf));
@@ -257,9 +273,37 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
       return ErrnoError(errno, path, "read failed: ");
     }
     if (n == 0) break;
+    if (out.size() + static_cast<uint64_t>(n) > max_bytes) {
+      return InputTooLarge(path, "", max_bytes);
+    }
     out.append(buf, static_cast<size_t>(n));
   }
   return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ReadFileToString(const std::string& path,
+                                             uint64_t max_bytes) {
+  if (path == "-") return ReadCapped(STDIN_FILENO, "<stdin>", max_bytes);
+  // O_NONBLOCK: opening a FIFO with no writer must not block; the file kind
+  // is checked before any read.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return OpenError(errno, path);
+  FdCloser closer(fd);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return ErrnoError(errno, path);
+  if (!S_ISREG(st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": ", FileKind(st.st_mode),
+        ", not a regular file (give a file, or - for standard input)"));
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    return InputTooLarge(path, absl::StrCat(st.st_size), max_bytes);
+  }
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  return ReadCapped(fd, path, max_bytes);
 }
 
 namespace {

@@ -2,6 +2,7 @@
 #ifndef CCREPLAY_BASE_FILE_UTIL_H_
 #define CCREPLAY_BASE_FILE_UTIL_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -11,11 +12,21 @@
 
 namespace ccreplay {
 
-// Returns the whole content of the file at `path` (regular files, pipes and
-// character devices alike: it reads until end of file). Errors carry the
-// errno-derived code and read "path: <strerror>", e.g.
-// "t.pb: No such file or directory" (code NotFound).
-absl::StatusOr<std::string> ReadFileToString(const std::string& path);
+// The most bytes an input file may have unless the caller says otherwise:
+// protobuf's own limit on one message (2 GiB), which every input is.
+inline constexpr uint64_t kMaxInputBytes = uint64_t{1} << 31;
+
+// Returns the whole content of the regular file at `path`, or of standard
+// input for "-". Anything else is refused before any read (InvalidArgument:
+// "p: a FIFO, not a regular file (give a file, or - for standard input)";
+// opening never blocks), so no endless device is slurped. More than
+// `max_bytes` is ResourceExhausted naming the size and the limit (checked
+// from the size before reading, and while reading standard input). Other
+// errors carry the errno-derived code and read "path: <strerror>", e.g.
+// "t.pb: No such file or directory" (NotFound); a symlink loop reads
+// "p: a symlink loop (Too many levels of symbolic links)".
+absl::StatusOr<std::string> ReadFileToString(
+    const std::string& path, uint64_t max_bytes = kMaxInputBytes);
 
 // The file an output to `path` lands in: `path` itself, or, when `path` is a
 // symlink (a chain of them), the regular file it ends at, so the write goes

@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "base/json.h"
 #include "check/executor.h"
+#include "hw/budget.h"
 #include "trace/decode.h"
 #include "trace/rules.h"
 
@@ -159,6 +160,7 @@ class Checker : public RuleSink {
       return;
     }
     TransferOverlap(p);
+    ClockRange(p);
     MessageCounts(p);
     WriteMsg(p);
     if (options_.happens_before) HappensBeforeRules(p);
@@ -189,6 +191,17 @@ class Checker : public RuleSink {
                        ", ", in.dst_addr + in.bytes,
                        ") of the same GMEM: the ranges overlap on [", lo, ", ",
                        hi, "), so the result depends on the copy order"));
+    });
+  }
+
+  // An instruction whose own time, one hop from its peer, passes the
+  // picosecond clock's range (hw/budget.h) could only wrap in a replay.
+  void ClockRange(const Program& p) {
+    ForEachInstr(p, [&](InstrRef r, const Instr& in) {
+      std::string why = InstrTimeProblem(in, r.chip, hw_);
+      if (!why.empty()) {
+        Add("clock-range", Severity::kError, RefPlace(r), std::move(why));
+      }
     });
   }
 
@@ -346,7 +359,8 @@ class Checker : public RuleSink {
                     in.peer, " cannot know when the data has landed",
                     used ? absl::StrCat(", and it uses that memory (reads it "
                                         "or returns it as output)")
-                         : std::string(" (write + msg contract, docs/spec-notes.md §4)")));
+                         : std::string(" (write + msg contract, "
+                                       "docs/spec-notes.md §4)")));
           }
         }
       }
@@ -534,6 +548,9 @@ const std::vector<RuleInfo>& CheckRules() {
             {"empty-trace", Severity::kError, "the trace has instructions"},
             {"transfer-overlap", Severity::kError,
              "a local copy's source and destination do not overlap"},
+            {"clock-range", Severity::kError,
+             "each instruction's own time on the hardware fits the "
+             "picosecond clock (2^62 ps)"},
             {"msg-count", Severity::kError,
              "every MsgWait can be satisfied by the messages sent to its "
              "counter"},

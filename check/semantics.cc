@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/checked.h"
 #include "check/executor.h"
 #include "collectives/collective.h"
 #include "collectives/lower_internal.h"
@@ -25,6 +26,27 @@ std::string Range(uint64_t lo, uint64_t len) {
   return absl::StrCat("[", lo, ", ", lo + len, ")");
 }
 
+// The segments' total against chip `chip`'s output buffer, checked: sizes
+// that add up only modulo 2^64 must not pass as equal.
+absl::Status CheckOutputSize(const v1::CollectiveInfo& c, uint32_t chip,
+                             const std::vector<Seg>& segs) {
+  const uint64_t out_bytes = c.buffers(static_cast<int>(chip)).output().bytes();
+  CheckedSum<uint64_t> sum;
+  for (const Seg& s : segs) sum.Add(s.len);
+  if (sum.overflow()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "semantics: ", CollectiveOpName(c.op()), " chip ", chip,
+        ": the sizes its output is defined by add up past 2^64 - 1"));
+  }
+  if (*sum.value() != out_bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("semantics: header.collective.buffers[", chip,
+                     "].output has ", out_bytes, " bytes, but ",
+                     CollectiveOpName(c.op()), " defines ", *sum.value()));
+  }
+  return absl::OkStatus();
+}
+
 // What chip `chip`'s output must hold, as segments.
 absl::Status Expected(const v1::CollectiveInfo& c, uint32_t n, uint32_t chip,
                       std::vector<Seg>* out) {
@@ -32,7 +54,6 @@ absl::Status Expected(const v1::CollectiveInfo& c, uint32_t n, uint32_t chip,
   const uint32_t base = chip - chip % g;
   const uint32_t r = chip % g;
   const uint64_t m = c.bytes();
-  const uint64_t out_bytes = c.buffers(static_cast<int>(chip)).output().bytes();
   auto data = [](uint64_t off, Contrib contrib) {
     Value v;
     v.kind = Value::kData;
@@ -71,11 +92,16 @@ absl::Status Expected(const v1::CollectiveInfo& c, uint32_t n, uint32_t chip,
             c.alltoallv_bytes_size(), " entries, want ", uint64_t{g} * g));
       }
       for (uint32_t q = 0; q < g; ++q) {
-        uint64_t src_off = 0;
+        CheckedSum<uint64_t> src_off;
         for (uint32_t p = 0; p < r; ++p)
-          src_off += c.alltoallv_bytes(static_cast<int>(q * g + p));
+          src_off.Add(c.alltoallv_bytes(static_cast<int>(q * g + p)));
+        if (src_off.overflow()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("semantics: header.collective.alltoallv_bytes row ",
+                           q, " adds up past 2^64 - 1 before column ", r));
+        }
         out->push_back({c.alltoallv_bytes(static_cast<int>(q * g + r)),
-                        one(base + q, src_off)});
+                        one(base + q, *src_off.value())});
       }
       break;
     }
@@ -93,15 +119,7 @@ absl::Status Expected(const v1::CollectiveInfo& c, uint32_t n, uint32_t chip,
           absl::StrCat("semantics: cannot check collective '",
                        CollectiveOpName(c.op()), "'"));
   }
-  uint64_t total = 0;
-  for (const Seg& s : *out) total += s.len;
-  if (total != out_bytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("semantics: header.collective.buffers[", chip,
-                     "].output has ", out_bytes, " bytes, but ",
-                     CollectiveOpName(c.op()), " defines ", total));
-  }
-  return absl::OkStatus();
+  return CheckOutputSize(c, chip, *out);
 }
 
 // Every chip's output against what the collective defines; the first
@@ -161,10 +179,19 @@ absl::Status CheckHeader(const v1::Trace& t) {
                      " buffers, want one per chip (", n, ")"));
   }
   for (uint32_t i = 0; i < n; ++i) {
-    if (c.buffers(static_cast<int>(i)).chip() != i) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "semantics: header.collective.buffers[", i, "] is for chip ",
-          c.buffers(static_cast<int>(i)).chip()));
+    const v1::ChipBuffers& b = c.buffers(static_cast<int>(i));
+    if (b.chip() != i) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("semantics: header.collective.buffers[", i,
+                       "] is for chip ", b.chip()));
+    }
+    for (const auto& [what, range] :
+         {std::pair("input", &b.input()), std::pair("output", &b.output())}) {
+      if (!CheckedAdd(range->addr(), range->bytes())) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "semantics: header.collective.buffers[", i, "].", what, " addr ",
+            range->addr(), " + bytes ", range->bytes(), " overflows 2^64"));
+      }
     }
   }
   return absl::OkStatus();

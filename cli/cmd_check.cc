@@ -117,7 +117,7 @@ void AddCheckCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("trace", args->check.trace,
                   "trace file (text or binary), or MSCCL-IR .xml")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(InputFile());
   args->common.AddHw(cmd);
   args->check.msccl.Add(cmd);
   AddOutputOption(cmd, "--json", args->common.json_path,

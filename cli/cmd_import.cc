@@ -92,7 +92,7 @@ void AddImportCommand(CLI::App& app, int* exit_code) {
       "import", "import an MSCCL-IR XML algorithm as a trace file");
   cmd->add_option("xml", args->import.xml, "MSCCL-IR XML file")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(InputFile());
   args->common.AddHw(cmd);
   args->import.msccl.Add(cmd);
   cmd->add_option("--topology", args->import.topology,

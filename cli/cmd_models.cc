@@ -466,7 +466,7 @@ void AddModelsCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--params", a.params,
                   "PlogpCalibration from `ccreplay calibrate` (default: "
                   "calibrate on the replay now)")
-      ->check(CLI::ExistingFile);
+      ->check(InputFile());
   cmd->add_flag("--no-calibration", a.no_calibration,
                 "skip calibration: PLogP and alpha(n)-beta(n) are n/a");
   cmd->add_flag("--sweep", a.sweep, "the accuracy table over a grid");

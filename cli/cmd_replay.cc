@@ -23,6 +23,7 @@ struct ReplayArgs {
   std::string topology;
   std::string timeline;
   uint64_t max_events = 0;
+  std::string max_memory;  // a byte size; "" = the machine's memory
   bool links = false;
   MscclFlags msccl;  // when the input is MSCCL-IR XML
 };
@@ -117,6 +118,12 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   if (auto s = CheckOutputs(ReplayInputs(c, a), ReplayOutputs(c, a)); !s.ok()) {
     return Fail(s);
   }
+  ResourceBudget budget;  // before any input is read
+  if (!a.max_memory.empty()) {
+    auto bytes = ParseByteSize(a.max_memory);
+    if (!bytes.ok()) return Fail(bytes.status());
+    budget.max_memory_bytes = *bytes;
+  }
   auto hw = c.Hw();
   if (!hw.ok()) return Fail(hw.status());
   std::optional<TopologyChoice> topo;
@@ -139,7 +146,7 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   if (!trace.ok()) return Fail(trace.status());
   ReplayOptions opt;
   opt.max_events = a.max_events;
-  auto run = ReplayReleasingTrace(*trace, *hw, topo, opt);
+  auto run = ReplayReleasingTrace(*trace, *hw, topo, opt, budget);
   if (!run.ok())
     return Fail(
         absl::Status(run.status().code(),
@@ -184,7 +191,7 @@ void AddReplayCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("trace", args->replay.trace,
                   "trace file (text or binary), or MSCCL-IR .xml")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(InputFile());
   args->common.AddHw(cmd);
   args->replay.msccl.Add(cmd);
   args->common.AddCsvJson(cmd);
@@ -197,8 +204,11 @@ void AddReplayCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--links", args->replay.links,
                 "print every link's use and queueing");
   AddUnsignedOption(cmd, "--max-events", args->replay.max_events,
-                    "stop with an error after this many events (0 = no "
-                    "limit)");
+                    "refuse a replay estimated to need more events, and "
+                    "stop one that reaches it (0 = the default, 1e10)");
+  cmd->add_option("--max-memory", args->replay.max_memory,
+                  "refuse a replay estimated to need more memory, e.g. 8G "
+                  "(default: the machine's memory)");
 
   cmd->callback([args, exit_code] {
     *exit_code = RunReplay(args->common, args->replay);

@@ -62,6 +62,13 @@ struct CommonFlags {
 CLI::Option* AddOutputOption(CLI::App* cmd, const std::string& name,
                              std::string& path, const std::string& help);
 
+// The parser's check for input file arguments: "-" (standard input) or a
+// path that stat(2) reaches and is not a directory; otherwise a usage error
+// naming why ("t.pb: No such file or directory", "l: a symlink loop"). What
+// the file is (a FIFO, a device) is judged when it is read
+// (ReadFileToString), which never blocks on it.
+CLI::Validator InputFile();
+
 // The parser's check for unsigned integer flags: a decimal integer from 0 to
 // `max`, so a sign, a fraction, an exponent or a value that would wrap
 // (`--peer 4294967298`, `--max-events -1`) is a usage error (exit 2).

@@ -1,3 +1,7 @@
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 
 #include "absl/strings/numbers.h"
@@ -23,7 +27,7 @@ void CommonFlags::AddHw(CLI::App* cmd) {
   cmd->add_option("--hw", hw_path,
                   "hardware config (text or binary HardwareConfig); default: "
                   "built-in TPS186")
-      ->check(CLI::ExistingFile);
+      ->check(InputFile());
 }
 
 void CommonFlags::AddCsvJson(CLI::App* cmd) {
@@ -58,6 +62,22 @@ CLI::Option* AddOutputOption(CLI::App* cmd, const std::string& name,
             return s.empty() ? std::string("empty output path") : std::string();
           },
           "FILE"));
+}
+
+CLI::Validator InputFile() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        if (s == "-") return "";
+        struct stat st;
+        if (::stat(s.c_str(), &st) != 0) {
+          const int err = errno;
+          if (err == ELOOP) return s + ": a symlink loop";
+          return s + ": " + std::strerror(err);
+        }
+        if (S_ISDIR(st.st_mode)) return s + ": a directory, not a file";
+        return "";
+      },
+      "FILE");
 }
 
 CLI::Validator UnsignedUpTo(uint64_t max) {

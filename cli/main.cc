@@ -1,31 +1,5 @@
 // ccreplay: the command line. Exit codes: 0 ok, 1 the trace, config or
 // replay is wrong (the message says where), 2 usage.
-#include "CLI/CLI.hpp"
-#include "cli/commands.h"
+#include "cli/app.h"
 
-int main(int argc, char** argv) {
-  using namespace ccreplay;  // NOLINT: a .cc file's main
-  CLI::App app{
-      "ccreplay: instruction-level hardware trace replayer for collective "
-      "communication"};
-  app.require_subcommand(1);
-  app.set_help_all_flag("--help-all", "help for every command");
-  int exit_code = kExitUsage;
-  AddBaselineCommand(app, &exit_code);
-  AddMathCommand(app, &exit_code);
-  AddLowerCommand(app, &exit_code);
-  AddReplayCommand(app, &exit_code);
-  AddCheckCommand(app, &exit_code);
-  AddCompareCommand(app, &exit_code);
-  AddImportCommand(app, &exit_code);
-  AddModelsCommand(app, &exit_code);
-  AddCalibrateCommand(app, &exit_code);
-  AddHwCommand(app, &exit_code);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitUsage;
-  }
-  return exit_code;
-}
+int main(int argc, char** argv) { return ccreplay::RunCcreplay(argc, argv); }

@@ -8,6 +8,7 @@
 #include "base/release_memory.h"
 #include "collectives/lower.h"
 #include "collectives/math.h"
+#include "hw/budget.h"
 #include "replay/timeline.h"
 #include "trace/decode.h"
 
@@ -66,11 +67,21 @@ absl::StatusOr<RunOutcome> Prepare(const v1::Trace& trace, const HwConfig& hw,
   return out;
 }
 
+// Replays a prepared run after CheckReplayBudget.
 absl::StatusOr<RunOutcome> ReplayPrepared(absl::StatusOr<RunOutcome> run,
                                           const HwConfig& hw,
-                                          const ReplayOptions& options) {
+                                          const ReplayOptions& options,
+                                          const ResourceBudget& budget) {
   if (!run.ok()) return run.status();
-  auto result = Replay(run->program, hw, *run->topology, options);
+  ResourceBudget b = budget;
+  if (b.max_events == 0) b.max_events = options.max_events;
+  if (auto s = CheckReplayBudget(run->program, hw, *run->topology, b);
+      !s.ok()) {
+    return s;
+  }
+  ReplayOptions run_options = options;
+  run_options.max_events = b.EventLimit();  // the estimate is not exact
+  auto result = Replay(run->program, hw, *run->topology, run_options);
   if (!result.ok()) return result.status();
   run->result = *std::move(result);
   return run;
@@ -81,14 +92,18 @@ absl::StatusOr<RunOutcome> ReplayPrepared(absl::StatusOr<RunOutcome> run,
 absl::StatusOr<RunOutcome> ReplayTrace(const v1::Trace& trace,
                                        const HwConfig& hw,
                                        std::optional<TopologyChoice> topology,
-                                       const ReplayOptions& options) {
-  return ReplayPrepared(Prepare(trace, hw, topology, nullptr), hw, options);
+                                       const ReplayOptions& options,
+                                       const ResourceBudget& budget) {
+  return ReplayPrepared(Prepare(trace, hw, topology, nullptr), hw, options,
+                        budget);
 }
 
 absl::StatusOr<RunOutcome> ReplayReleasingTrace(
     v1::Trace& trace, const HwConfig& hw,
-    std::optional<TopologyChoice> topology, const ReplayOptions& options) {
-  return ReplayPrepared(Prepare(trace, hw, topology, &trace), hw, options);
+    std::optional<TopologyChoice> topology, const ReplayOptions& options,
+    const ResourceBudget& budget) {
+  return ReplayPrepared(Prepare(trace, hw, topology, &trace), hw, options,
+                        budget);
 }
 
 absl::StatusOr<RunOutcome> LowerAndReplay(const CollectiveSpec& spec,

@@ -16,6 +16,7 @@
 #include "base/table.h"
 #include "collectives/collective.h"
 #include "collectives/workload.h"
+#include "hw/budget.h"
 #include "hw/config.h"
 #include "hw/topology.h"
 #include "proto/trace.pb.h"
@@ -51,18 +52,22 @@ absl::StatusOr<TopologyChoice> ChooseTopology(
     const v1::Trace& trace, const HwConfig& hw,
     std::optional<TopologyChoice> override_choice);
 
-// Validates, decodes and replays `trace`.
+// Validates, decodes and replays `trace`, after CheckReplayBudget
+// (hw/budget.h) against `budget`, whose event limit defaults to
+// options.max_events and then kDefaultMaxEvents (also the run's own stop).
 absl::StatusOr<RunOutcome> ReplayTrace(const v1::Trace& trace,
                                        const HwConfig& hw,
                                        std::optional<TopologyChoice> topology,
-                                       const ReplayOptions& options);
+                                       const ReplayOptions& options,
+                                       const ResourceBudget& budget = {});
 
 // ReplayTrace, but frees trace's instructions once decoded (its header
 // stays): for a large trace read from a file, the protobuf and the decoded
 // form are never resident at once during the replay.
 absl::StatusOr<RunOutcome> ReplayReleasingTrace(
     v1::Trace& trace, const HwConfig& hw,
-    std::optional<TopologyChoice> topology, const ReplayOptions& options);
+    std::optional<TopologyChoice> topology, const ReplayOptions& options,
+    const ResourceBudget& budget = {});
 
 // Lowers `spec` and replays it on spec.topology.
 absl::StatusOr<RunOutcome> LowerAndReplay(const CollectiveSpec& spec,

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -12,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/file_util.h"
 #include "collectives/lower_internal.h"
 
 namespace ccreplay {
@@ -45,12 +45,13 @@ std::vector<uint64_t> Apportion(const std::vector<double>& w, uint64_t total) {
 
 absl::StatusOr<std::vector<std::vector<double>>> ReadWeights(
     const std::string& path, uint32_t n) {
-  std::ifstream f(path);
-  if (!f) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
+  // A regular file (or "-") of bounded size, never an endless device.
+  absl::StatusOr<std::string> text = ReadFileToString(path);
+  if (!text.ok()) return text.status();
   std::vector<std::vector<double>> rows;
-  std::string line;
   int line_no = 0;
-  while (std::getline(f, line)) {
+  for (absl::string_view view : absl::StrSplit(*text, '\n')) {
+    std::string line(view);
     ++line_no;
     const size_t hash = line.find('#');
     if (hash != std::string::npos) line.resize(hash);

@@ -87,6 +87,18 @@ absl::Status ValidateShape(const CollectiveSpec& spec, const HwConfig& hw) {
                                 " exceeds the hardware's ", hw.cdma_engines,
                                 " engines per chip"));
   }
+  // A chunked algorithm cuts blocks of at least bytes / g bytes into pieces
+  // of at least one instruction each: a piece count above the cap is
+  // refused before the dry run would walk the pieces.
+  const uint64_t pieces = lowering::NumPieces(spec.bytes / g, spec.chunk_bytes);
+  if (pieces > lowering::kMaxInstructions) {
+    return Invalid(absl::StrCat(
+        "chunk_bytes ", spec.chunk_bytes, " cuts a ", spec.bytes / g,
+        "-byte block into ", pieces,
+        " pieces of at least one instruction each, more than the ",
+        lowering::kMaxInstructions, " instructions one trace may hold ",
+        "(raise chunk_bytes)"));
+  }
   return absl::OkStatus();
 }
 

@@ -354,6 +354,29 @@ absl::Status CheckCdma(const v1::HardwareConfig& p) {
   return absl::OkStatus();
 }
 
+// One full packet serialised on one lane group (link rate / lane groups)
+// must take less than 2^62 ps, the picosecond clock's safe range
+// (docs/limits.md): 1 B/s links with 64 lane groups and 1 MiB packets
+// would not. REQUIRES: CheckLink passed.
+absl::Status CheckPacketTime(const v1::HardwareConfig& p) {
+  const uint64_t wire = uint64_t{p.link().packet_payload_bytes()} +
+                        p.link().packet_header_bytes();
+  const uint64_t lgs = std::max<uint32_t>(p.link().lane_groups(), 1);
+  const unsigned __int128 ps =
+      (static_cast<unsigned __int128>(wire) * lgs * kPsPerSecond +
+       p.link().bandwidth_bytes_per_s() - 1) /
+      p.link().bandwidth_bytes_per_s();
+  if (ps >= (static_cast<unsigned __int128>(1) << 62)) {
+    return Bad(
+        "link.bandwidth_bytes_per_s",
+        absl::StrCat("one packet of ", wire, " wire bytes on one of ", lgs,
+                     " lane groups at ", p.link().bandwidth_bytes_per_s(),
+                     " bytes/s takes about ", static_cast<double>(ps),
+                     " ps, past the picosecond clock's range (2^62 ps)"));
+  }
+  return absl::OkStatus();
+}
+
 // The link block's fields, each in its range and consistent with the others.
 absl::Status CheckLink(const v1::HardwareConfig& p) {
   if (p.link().bandwidth_bytes_per_s() == 0) {
@@ -563,6 +586,7 @@ absl::StatusOr<HwConfig> HwConfigFromProto(const v1::HardwareConfig& p) {
   if (!p.has_link()) return Bad("link", "missing");
   if (auto s = CheckCdma(p); !s.ok()) return s;
   if (auto s = CheckLink(p); !s.ok()) return s;
+  if (auto s = CheckPacketTime(p); !s.ok()) return s;
   if (auto s = CheckSwitchAndMessage(p); !s.ok()) return s;
   if (auto s = TopologyFromProto(p, &c); !s.ok()) return s;
   CopyParams(p, &c);

@@ -16,7 +16,62 @@ constexpr uint16_t kUnreached = std::numeric_limits<uint16_t>::max();
 // up to 1024 chips (1M links, about 3 s).
 constexpr uint64_t kMaxRouteWork = uint64_t{1} << 30;
 
+// Cables between `n` nodes joined pairwise.
+uint64_t MeshCables(uint64_t n) { return n * (n - 1) / 2; }
+
+// Cables of a ring of `n` nodes (Cable(): 2 has one cable, 1 none).
+uint64_t RingCables(uint64_t n) { return n > 2 ? n : (n == 2 ? 1 : 0); }
+
 }  // namespace
+
+uint64_t Topology::CountNodes(TopologyKind kind, uint32_t num_chips,
+                              const TopologyParams& p) {
+  const uint64_t n = num_chips;
+  if (kind == TopologyKind::kSwitch) return n + 1;
+  if (kind == TopologyKind::kBoardFatTree) {
+    return n + (p.chips_per_board == 0 ? 0 : n / p.chips_per_board) +
+           p.fat_tree_spines;
+  }
+  return n;
+}
+
+uint64_t Topology::CountLinks(TopologyKind kind, uint32_t num_chips,
+                              const TopologyParams& p) {
+  const uint64_t n = num_chips;
+  const uint64_t cpb = p.chips_per_board;
+  const uint64_t boards = cpb == 0 ? 0 : n / cpb;
+  const uint64_t meshes = boards * MeshCables(cpb);
+  switch (kind) {
+    case TopologyKind::kRing:
+      return 2 * RingCables(n);
+    case TopologyKind::kRingUni:
+      return n == 2 ? 2 : (n > 2 ? n : 0);
+    case TopologyKind::kSwitch:
+      return 2 * n;
+    case TopologyKind::kFullMesh:
+      return 2 * MeshCables(n);
+    case TopologyKind::kBoardRing:
+      return 2 * (meshes + RingCables(boards) * cpb);
+    case TopologyKind::kBoardFatTree:
+      return 2 * (meshes + n + boards * uint64_t{p.fat_tree_spines});
+    case TopologyKind::kBoardDragonfly: {
+      const uint64_t g = p.dragonfly_group_boards;
+      const uint64_t group_chips = g * cpb;
+      const uint64_t groups = group_chips == 0 ? 0 : n / group_chips;
+      uint64_t global = 0;
+      if (groups >= 2) {
+        const uint64_t peers = groups - 1;
+        const uint64_t h = (peers + group_chips - 1) / group_chips;
+        global = MeshCables(groups) * (h * group_chips / peers);
+      }
+      return 2 * (meshes + groups * MeshCables(g) * cpb + global);
+    }
+    case TopologyKind::kTorus2D:
+      return 2 * (uint64_t{p.torus_y} * RingCables(p.torus_x) +
+                  uint64_t{p.torus_x} * RingCables(p.torus_y));
+  }
+  return 0;
+}
 
 absl::StatusOr<Topology> Topology::Build(TopologyKind kind,
                                          uint32_t num_chips) {
@@ -35,6 +90,21 @@ absl::StatusOr<Topology> Topology::Build(TopologyKind kind, uint32_t num_chips,
   }
   auto resolved = ResolveTopologyParams(kind, num_chips, params);
   if (!resolved.ok()) return fail(resolved.status().message());
+  // Sizes first, from the parameters alone: nothing is cabled (a full mesh
+  // of 65536 chips would be 2^32 links) before they pass.
+  const uint64_t nodes = CountNodes(kind, num_chips, *resolved);
+  const uint64_t links = CountLinks(kind, num_chips, *resolved);
+  if (nodes * num_chips > kMaxRouteEntries) {
+    return fail(absl::StrCat(nodes, " nodes x ", num_chips,
+                             " chips is more than the ", kMaxRouteEntries,
+                             " route-table entries ccreplay supports "
+                             "(docs/limits.md)"));
+  }
+  if (links * num_chips > kMaxRouteWork) {
+    return fail(absl::StrCat(
+        links, " links x ", num_chips, " chips is more routing work than the ",
+        kMaxRouteWork, " ccreplay supports (docs/limits.md)"));
+  }
   Topology t;
   t.kind_ = kind;
   t.params_ = *resolved;
@@ -42,17 +112,6 @@ absl::StatusOr<Topology> Topology::Build(TopologyKind kind, uint32_t num_chips,
   t.num_nodes_ = num_chips;
   t.Cable();
   t.RankLinks();
-  const uint64_t entries = static_cast<uint64_t>(t.num_nodes_) * num_chips;
-  if (entries > kMaxRouteEntries) {
-    return fail(absl::StrCat(t.num_nodes_, " nodes x ", num_chips,
-                             " chips is more than the ", kMaxRouteEntries,
-                             " route-table entries ccreplay supports"));
-  }
-  if (static_cast<uint64_t>(t.links_.size()) * num_chips > kMaxRouteWork) {
-    return fail(absl::StrCat(t.links_.size(), " links x ", num_chips,
-                             " chips is more routing work than the ",
-                             kMaxRouteWork, " ccreplay supports"));
-  }
   if (auto s = t.ComputeRoutes(); !s.ok()) return s;
   t.dateline_classes_ = t.ComputeDatelineClasses();
   return t;

@@ -37,6 +37,15 @@ class Topology {
   static absl::StatusOr<Topology> Build(TopologyKind kind, uint32_t num_chips,
                                         const TopologyParams& params);
 
+  // The nodes and directed links Build(kind, num_chips, params) would make,
+  // computed from the numbers alone (nothing is allocated), so sizes can be
+  // refused before cabling. REQUIRES: `params` resolved for (kind,
+  // num_chips) by ResolveTopologyParams.
+  static uint64_t CountNodes(TopologyKind kind, uint32_t num_chips,
+                             const TopologyParams& params);
+  static uint64_t CountLinks(TopologyKind kind, uint32_t num_chips,
+                             const TopologyParams& params);
+
   TopologyKind kind() const { return kind_; }
   // The parameters with every "choose" (0) resolved, e.g. torus_x/torus_y.
   const TopologyParams& params() const { return params_; }

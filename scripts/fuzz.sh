@@ -1,11 +1,21 @@
 #!/usr/bin/env bash
-# Fuzzes the trace reader, validator, check rules and a bounded replay with
-# libFuzzer (clang-14, ASan + UBSan) for SECONDS (default 600).
-# Usage: scripts/fuzz.sh [SECONDS] [extra libFuzzer flags...]
-# Build in build-fuzz/, corpus in build-fuzz/corpus (kept between runs),
-# crashes in build-fuzz/artifacts/.
+# Fuzzes one target with libFuzzer (clang-14, ASan + UBSan) for SECONDS
+# (default 600):
+#   trace  the trace reader, validator, check rules and a bounded replay
+#   hw     the hardware-config reader, validation, topology size checks and
+#          replay budget
+#   argv   the whole command line, argument vectors run in process
+# Usage: scripts/fuzz.sh [TARGET] [SECONDS] [extra libFuzzer flags...]
+# (TARGET defaults to trace). Build in build-fuzz/, corpus in
+# build-fuzz/corpus-TARGET (kept between runs), crashes in
+# build-fuzz/artifacts/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+target=trace
+if [[ $# -gt 0 && ! "$1" =~ ^[0-9]+$ ]]; then
+  target="$1"
+  shift
+fi
 seconds="${1:-600}"
 shift || true
 extra=("$@")
@@ -17,20 +27,49 @@ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER=clang++-14 -DCCREPLAY_FUZZ=ON -DCCREPLAY_SANITIZE=ON \
   -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link" \
   -DCCREPLAY_BUILD_TESTS=OFF -DCCREPLAY_BUILD_BENCH=OFF >/dev/null
-cmake --build build-fuzz -j"$(nproc)" --target trace_fuzzer ccreplay
-# Seeds: small lowered traces in both formats and the bad-input corpus.
-seeds=build-fuzz/seeds
-mkdir -p "$seeds" build-fuzz/corpus build-fuzz/artifacts
-for spec in "allreduce ring 2 1K" "allreduce ring 3 100" "allgather ring 4 64" \
-            "reducescatter ring 5 1000" "alltoall pairwise 3 96"; do
-  read -r op algo n bytes <<<"$spec"
-  for ext in txtpb pb; do
-    ./build-fuzz/ccreplay lower --op "$op" --algo "$algo" --n "$n" \
-      --bytes "$bytes" --cdma 2 -o "$seeds/${op}_$n.$ext" >/dev/null
-  done
-done
-cp tests/data/corpus/*.txtpb tests/data/corpus/*.pb "$seeds/" 2>/dev/null || true
-ASAN_OPTIONS=detect_leaks=1 ./build-fuzz/tests/fuzz/trace_fuzzer \
-  build-fuzz/corpus "$seeds" -dict=tests/fuzz/trace.dict \
+cmake --build build-fuzz -j"$(nproc)" --target "${target}_fuzzer" ccreplay
+seeds=build-fuzz/seeds-$target
+mkdir -p "$seeds" "build-fuzz/corpus-$target" build-fuzz/artifacts
+case "$target" in
+  trace)
+    # Small lowered traces in both formats and the bad-input corpus.
+    for spec in "allreduce ring 2 1K" "allreduce ring 3 100" "allgather ring 4 64" \
+                "reducescatter ring 5 1000" "alltoall pairwise 3 96"; do
+      read -r op algo n bytes <<<"$spec"
+      for ext in txtpb pb; do
+        ./build-fuzz/ccreplay lower --op "$op" --algo "$algo" --n "$n" \
+          --bytes "$bytes" --cdma 2 -o "$seeds/${op}_$n.$ext" >/dev/null
+      done
+    done
+    cp tests/data/corpus/*.txtpb tests/data/corpus/*.pb "$seeds/" 2>/dev/null || true
+    dict=(-dict=tests/fuzz/trace.dict)
+    ;;
+  hw)
+    # Every shipped config, in both formats, and the corpus's configs.
+    for f in traces/*.hw.txtpb; do
+      cp "$f" "$seeds/"
+      ./build-fuzz/ccreplay hw explain --hw "$f" >/dev/null 2>&1 || true
+    done
+    cp tests/data/corpus/hw_* "$seeds/" 2>/dev/null || true
+    dict=(-dict=tests/fuzz/trace.dict)
+    ;;
+  argv)
+    # Argument vectors (NUL-separated) of every command's common forms.
+    i=0
+    while IFS= read -r line; do
+      [[ -z "$line" || "$line" == \#* ]] && continue
+      printf '%s' "$line" | tr ' ' '\0' >"$seeds/argv_$i"
+      i=$((i + 1))
+    done <tests/fuzz/argv_seeds.txt
+    dict=(-dict=tests/fuzz/argv.dict)
+    ;;
+  *)
+    echo "unknown target '$target' (trace, hw or argv)" >&2
+    exit 2
+    ;;
+esac
+ASAN_OPTIONS=detect_leaks=1 "./build-fuzz/tests/fuzz/${target}_fuzzer" \
+  "build-fuzz/corpus-$target" "$seeds" "${dict[@]}" \
   -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-  -artifact_prefix=build-fuzz/artifacts/ -print_final_stats=1 "${extra[@]}"
+  -close_fd_mask=3 -artifact_prefix=build-fuzz/artifacts/ -print_final_stats=1 \
+  "${extra[@]}"

@@ -104,7 +104,9 @@ TEST_F(FileUtilTest, ReadingADirectoryFails) {
   absl::StatusOr<std::string> got = ReadFileToString(dir_);
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(std::string(got.status().message()),
-            absl::StrCat(dir_, ": read failed: Is a directory"));
+            absl::StrCat(dir_,
+                         ": a directory, not a regular file (give a "
+                         "file, or - for standard input)"));
 }
 
 TEST_F(FileUtilTest, WriteCreatesFileAndLeavesNoTempBehind) {

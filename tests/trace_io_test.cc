@@ -1,4 +1,3 @@
-#include "hw/config_io.h"
 #include "trace/trace_io.h"
 
 #include <dirent.h>
@@ -11,11 +10,12 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/file_util.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
-#include "base/file_util.h"
+#include "hw/config_io.h"
 
 namespace ccreplay {
 namespace {
@@ -523,6 +523,25 @@ TEST(HwConfigIoTest, MissingFile) {
   EXPECT_TRUE(absl::IsNotFound(c.status()));
   EXPECT_EQ(std::string(c.status().message()),
             "/nonexistent/hw.txtpb: No such file or directory");
+}
+
+// Binary configs are as strict as text ones (issue 10): a field this
+// version does not know is refused, at the top level and nested, naming it.
+TEST(ParseHwConfigTest, BinaryUnknownFieldsAreRefusedAndNamed) {
+  const std::string good = HwConfigToProto(DefaultTps186()).SerializeAsString();
+  ASSERT_TRUE(ParseHwConfig(good, "hw.pb").ok());
+  // Field 99, varint 7: tag (99 << 3) | 0 = 792 = 0x98 0x06.
+  absl::StatusOr<HwConfig> top = ParseHwConfig(good + "\x98\x06\x07", "hw.pb");
+  ASSERT_FALSE(top.ok());
+  EXPECT_THAT(std::string(top.status().message()),
+              ::testing::HasSubstr("hw.pb: hardware config has <unknown field "
+                                   "99>, a field this ccreplay does not know"));
+  // A second link submessage (field 3) holding field 15 = 1 merges into link.
+  absl::StatusOr<HwConfig> nested =
+      ParseHwConfig(good + std::string("\x1a\x02\x78\x01", 4), "hw.pb");
+  ASSERT_FALSE(nested.ok());
+  EXPECT_THAT(std::string(nested.status().message()),
+              ::testing::HasSubstr("link.<unknown field 15>"));
 }
 
 }  // namespace

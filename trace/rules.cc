@@ -179,20 +179,21 @@ class Rules {
              &other);
       return;
     }
-    // Streams per chip are few: a quadratic duplicate check is cheapest.
+    // The first entry of each stream id: linear in the streams, however
+    // many a chip has.
+    absl::flat_hash_map<uint32_t, int> first_of_id;
     for (int s = 0; s < chip.streams_size() && !sink_.Done(); ++s) {
       const v1::Stream& st = chip.streams(s);
       const TracePlace sp{c, s, -1, false};
       UnknownFields(st, sp, "stream has");
-      for (int s2 = 0; s2 < s; ++s2) {
-        if (chip.streams(s2).id() != st.id()) continue;
+      if (auto [it, ins] = first_of_id.try_emplace(st.id(), s); !ins) {
+        const int s2 = it->second;
         const TracePlace other{c, s2, -1, false};
         Report("stream-duplicate", sp,
                absl::StrCat("chip ", chip.chip(), ": stream id ", st.id(),
                             " listed twice (streams[", s2, "] and streams[", s,
                             "])"),
                &other);
-        break;
       }
       for (int i = 0; i < st.instructions_size() && !sink_.Done(); ++i) {
         Instruction(TracePlace{c, s, i, false}, st.instructions(i));

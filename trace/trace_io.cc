@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -16,6 +17,7 @@
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/stubs/logging.h"
 #include "google/protobuf/text_format.h"
+#include "google/protobuf/unknown_field_set.h"
 
 namespace ccreplay {
 namespace {
@@ -350,12 +352,46 @@ absl::Status CheckTraceHeader(const v1::Trace& t, const std::string& name) {
       ", expected 1 (FORMAT_VERSION_1)"));
 }
 
+// The first field of `m` (depth first) that its schema does not know, as
+// "link.<unknown field 99>", or "" if none: binary configs are as strict as
+// text ones, whose parser rejects unknown names.
+std::string FirstUnknownField(const pb::Message& m, const std::string& where) {
+  const pb::Reflection* r = m.GetReflection();
+  const pb::UnknownFieldSet& u = r->GetUnknownFields(m);
+  if (u.field_count() > 0) {
+    return absl::StrCat(where, where.empty() ? "" : ".", "<unknown field ",
+                        u.field(0).number(), ">");
+  }
+  std::vector<const pb::FieldDescriptor*> fields;
+  r->ListFields(m, &fields);
+  for (const pb::FieldDescriptor* f : fields) {
+    if (f->cpp_type() != pb::FieldDescriptor::CPPTYPE_MESSAGE) continue;
+    const std::string at =
+        absl::StrCat(where, where.empty() ? "" : ".", f->name());
+    const int count = f->is_repeated() ? r->FieldSize(m, f) : 1;
+    for (int i = 0; i < count; ++i) {
+      const pb::Message& sub = f->is_repeated() ? r->GetRepeatedMessage(m, f, i)
+                                                : r->GetMessage(m, f);
+      std::string found = FirstUnknownField(
+          sub, f->is_repeated() ? absl::StrCat(at, "[", i, "]") : at);
+      if (!found.empty()) return found;
+    }
+  }
+  return "";
+}
+
 absl::StatusOr<v1::HardwareConfig> ParseHwConfigProtoNoHint(
     absl::string_view bytes, const std::string& name) {
   v1::HardwareConfig proto;
   absl::Status s = ParseEitherFormat<v1::HardwareConfig>(
       bytes, name, "ccreplay hardware config", &HasCdmaAndLink, &proto);
   if (!s.ok()) return s;
+  if (std::string unknown = FirstUnknownField(proto, ""); !unknown.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": hardware config has ", unknown,
+                     ", a field this ccreplay does not know (from a newer "
+                     "version, or corrupt?)"));
+  }
   return proto;
 }
 

@@ -1,0 +1,44 @@
+#include "cli/app.h"
+
+#include <iostream>
+#include <new>
+
+#include "CLI/CLI.hpp"
+#include "cli/commands.h"
+
+namespace ccreplay {
+
+int RunCcreplay(int argc, const char* const* argv) {
+  CLI::App app{
+      "ccreplay: instruction-level hardware trace replayer for collective "
+      "communication"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "help for every command");
+  int exit_code = kExitUsage;
+  AddBaselineCommand(app, &exit_code);
+  AddMathCommand(app, &exit_code);
+  AddLowerCommand(app, &exit_code);
+  AddReplayCommand(app, &exit_code);
+  AddCheckCommand(app, &exit_code);
+  AddCompareCommand(app, &exit_code);
+  AddImportCommand(app, &exit_code);
+  AddModelsCommand(app, &exit_code);
+  AddCalibrateCommand(app, &exit_code);
+  AddHwCommand(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitUsage;
+  } catch (const std::bad_alloc&) {
+    // What the budgets (hw/budget.h) did not foresee: a clean failure, not
+    // an abort. Outputs are written only at the end, so none is partial.
+    std::cerr << "ccreplay: out of memory (the machine's, or the "
+                 "address-space limit of ulimit -v); docs/limits.md lists "
+                 "the sizes that drive memory\n";
+    return kExitBadInput;
+  }
+  return exit_code;
+}
+
+}  // namespace ccreplay
