@@ -1,8 +1,8 @@
 // libFuzzer target over the whole input path of a trace: the reader (binary
 // and text, with locations), the validator, every check rule including the
-// happens-before analysis, and a bounded replay (ninja's manifest_fuzzer
-// style), behind the replay budget (hw/budget.h). Any crash, hang, leak or sanitizer report is a bug; every status is
-// fine. Run by scripts/fuzz.sh.
+// happens-before analysis, and a bounded replay behind the replay budget
+// (hw/budget.h), ninja's manifest_fuzzer style. Any crash, hang, leak or
+// sanitizer report is a bug; every status is fine. Run by scripts/fuzz.sh.
 #include <cstddef>
 #include <cstdint>
 #include <string>
