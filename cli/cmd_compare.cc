@@ -15,6 +15,7 @@
 #include "collectives/groups.h"
 #include "collectives/lower.h"
 #include "collectives/math.h"
+#include "hw/budget.h"
 #include "hw/topology.h"
 #include "import/msccl_import.h"
 #include "replay/engine.h"
@@ -103,7 +104,12 @@ absl::Status CompareOne(const HwConfig& hw, const CompareArgs& a,
     return absl::Status(topology.status().code(),
                         absl::StrCat(where, topology.status().message()));
   }
-  auto result = Replay(*program, hw, *topology, ReplayOptions{});
+  if (auto s = CheckReplayBudget(*program, hw, *topology, {}); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat(where, s.message()));
+  }
+  ReplayOptions options;
+  options.max_events = kDefaultMaxEvents;
+  auto result = Replay(*program, hw, *topology, options);
   if (!result.ok()) {
     return absl::Status(result.status().code(),
                         absl::StrCat(where, result.status().message()));

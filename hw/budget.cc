@@ -50,6 +50,13 @@ constexpr u128 kMaxPs = u128{1} << 62;
 
 u128 Ceil(u128 num, u128 den) { return (num + den - 1) / den; }
 
+// Saturating: a product past 2^128 is 2^128 - 1, far above every limit,
+// never a wrapped small number.
+u128 SatMul(u128 a, u128 b) {
+  return a != 0 && b > ~u128{0} / a ? ~u128{0} : a * b;
+}
+u128 SatAdd(u128 a, u128 b) { return b > ~u128{0} - a ? ~u128{0} : a + b; }
+
 uint64_t Saturate(u128 v) {
   return v > ~uint64_t{0} ? ~uint64_t{0} : static_cast<uint64_t>(v);
 }
@@ -92,9 +99,10 @@ InstrCost CostOf(const Instr& in, uint32_t chip, const HwConfig& hw,
       if (in.kind == OpKind::kTransfer && in.peer == chip) break;  // local
       const u128 packets = Ceil(in.bytes, hw.packet_payload_bytes);
       c.events += packets * (kEventsPerPacket + kEventsPerHop * out);
-      c.ps +=
-          packets * out *
-          HopPs(hw, uint64_t{hw.packet_payload_bytes} + hw.packet_header_bytes);
+      c.ps = SatAdd(
+          c.ps, SatMul(packets,
+                       SatMul(out, HopPs(hw, uint64_t{hw.packet_payload_bytes} +
+                                                 hw.packet_header_bytes))));
       control(back);  // the acknowledgement
       break;
     }
@@ -237,8 +245,8 @@ Totals SumCosts(const Program& program, const HwConfig& hw,
           t.too_long = absl::StrCat(InstrPlace(program, c, s, i), ": ",
                                     TooLong(list[i], hw, cost.ps));
         }
-        t.events += cost.events;
-        t.ps += cost.ps;
+        t.events = SatAdd(t.events, cost.events);
+        t.ps = SatAdd(t.ps, cost.ps);
         ++t.instrs;
       }
     }

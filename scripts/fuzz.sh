@@ -42,16 +42,13 @@ case "$target" in
       done
     done
     cp tests/data/corpus/*.txtpb tests/data/corpus/*.pb "$seeds/" 2>/dev/null || true
-    dict=(-dict=tests/fuzz/trace.dict)
+    dict=(-dict="$PWD/tests/fuzz/trace.dict")
     ;;
   hw)
-    # Every shipped config, in both formats, and the corpus's configs.
-    for f in traces/*.hw.txtpb; do
-      cp "$f" "$seeds/"
-      ./build-fuzz/ccreplay hw explain --hw "$f" >/dev/null 2>&1 || true
-    done
+    # Every shipped config and the corpus's configs (text and binary).
+    cp traces/*.hw.txtpb "$seeds/"
     cp tests/data/corpus/hw_* "$seeds/" 2>/dev/null || true
-    dict=(-dict=tests/fuzz/trace.dict)
+    dict=(-dict="$PWD/tests/fuzz/trace.dict")
     ;;
   argv)
     # Argument vectors (NUL-separated) of every command's common forms.
@@ -61,15 +58,17 @@ case "$target" in
       printf '%s' "$line" | tr ' ' '\0' >"$seeds/argv_$i"
       i=$((i + 1))
     done <tests/fuzz/argv_seeds.txt
-    dict=(-dict=tests/fuzz/argv.dict)
+    dict=(-dict="$PWD/tests/fuzz/argv.dict")
     ;;
   *)
     echo "unknown target '$target' (trace, hw or argv)" >&2
     exit 2
     ;;
 esac
-ASAN_OPTIONS=detect_leaks=1 "./build-fuzz/tests/fuzz/${target}_fuzzer" \
-  "build-fuzz/corpus-$target" "$seeds" "${dict[@]}" \
+# Absolute paths: argv_fuzzer works in a scratch directory of its own.
+top="$PWD"
+ASAN_OPTIONS=detect_leaks=1 "$top/build-fuzz/tests/fuzz/${target}_fuzzer" \
+  "$top/build-fuzz/corpus-$target" "$top/$seeds" "${dict[@]}" \
   -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-  -close_fd_mask=3 -artifact_prefix=build-fuzz/artifacts/ -print_final_stats=1 \
-  "${extra[@]}"
+  -close_fd_mask=3 -artifact_prefix="$top/build-fuzz/artifacts/" \
+  -print_final_stats=1 "${extra[@]}"

@@ -7,6 +7,7 @@
 // scripts/fuzz.sh argv.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -55,6 +56,12 @@ void Write(const char* name, absl::string_view text) {
 // explores parsing and refusal, not long runs; hw_fuzzer covers the
 // budgets of large sizes.
 bool Slow(const std::vector<std::string>& args) {
+  // `lower` of the default 1 MiB with a small --chunk is a million
+  // instructions: sizes must be given, and small.
+  const auto has = [&](const char* s) {
+    return std::find(args.begin(), args.end(), s) != args.end();
+  };
+  if (has("lower") && !has("--bytes")) return true;
   for (const std::string& a : args) {
     for (const char* cmd : {"baseline", "compare", "models", "calibrate",
                             "--sensitivity", "--sweep"}) {

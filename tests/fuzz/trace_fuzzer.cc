@@ -1,13 +1,14 @@
 // libFuzzer target over the whole input path of a trace: the reader (binary
 // and text, with locations), the validator, every check rule including the
-// happens-before analysis, and a bounded replay (ninja's manifest_fuzzer
-// style). Any crash, hang, leak or sanitizer report is a bug; every status is
-// fine. Run by scripts/fuzz.sh.
+// happens-before analysis, and a bounded replay behind the replay budget
+// (hw/budget.h), ninja's manifest_fuzzer style. Any crash, hang, leak or
+// sanitizer report is a bug; every status is fine. Run by scripts/fuzz.sh.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "hw/budget.h"
 #include "hw/config.h"
 #include "hw/topology.h"
 #include "check/check.h"
@@ -57,6 +58,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     absl::StatusOr<Topology> topology =
         Topology::Build(kind, program->num_chips);
     if (!topology.ok()) continue;
+    // As ReplayTrace does: a trace whose times would pass the clock, or
+    // whose events the budget refuses, is not replayed.
+    if (!CheckReplayBudget(*program, hw, *topology, ResourceBudget{}).ok()) {
+      continue;
+    }
     ReplayOptions replay;
     replay.max_events = 200000;
     (void)Replay(*program, hw, *topology, replay);
