@@ -10,15 +10,9 @@
 #include "absl/strings/str_split.h"
 #include "base/table.h"
 #include "cli/commands.h"
+#include "cli/point.h"
 #include "cli/run.h"
 #include "collectives/collective.h"
-#include "collectives/groups.h"
-#include "collectives/lower.h"
-#include "collectives/math.h"
-#include "hw/topology.h"
-#include "import/msccl_import.h"
-#include "replay/engine.h"
-#include "trace/decode.h"
 
 namespace ccreplay {
 namespace {
@@ -38,89 +32,13 @@ std::vector<std::string> List(const std::string& s) {
   return absl::StrSplit(s, ',', absl::SkipEmpty());
 }
 
-// The files --algo msccl:PATH.xml reads: inputs an output must not replace.
-std::vector<NamedPath> MscclInputs(const std::string& algos) {
-  std::vector<NamedPath> out;
-  for (const std::string& algo : List(algos)) {
-    if (absl::StartsWith(algo, "msccl:")) {
-      out.push_back({"--algo", algo.substr(6)});
-    }
-  }
-  return out;
-}
-
-// --algo msccl:PATH.xml: the imported algorithm, which must be the op and N
-// of the comparison (docs/import-msccl.md). Its row is named
-// "msccl:<file name>".
-absl::StatusOr<v1::Trace> ImportForCompare(
-    const std::string& path, const CompareArgs& a, v1::CollectiveOp op,
-    uint64_t bytes, const HwConfig& hw,
-    const std::pair<TopologyKind, TopologyParams>& topo) {
-  MscclImportOptions opt;
-  opt.bytes = bytes;
-  opt.engines_per_channel = a.cdma;
-  opt.topology = topo;
-  auto trace = ImportMscclFile(path, hw, opt);
-  if (!trace.ok()) return trace.status();
-  const v1::CollectiveInfo& c = trace->header().collective();
-  if (c.op() != op || c.n() != a.n || a.group_size != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": a ", CollectiveOpName(c.op()), " of ", c.n(),
-        " ranks; the comparison is --op ", a.op, " --n ", a.n,
-        a.group_size != 0 ? " with groups (not supported for msccl:)" : ""));
-  }
-  return trace;
-}
-
 // Replays one (topology, algorithm) cell of the comparison and adds its row.
-absl::Status CompareOne(const HwConfig& hw, const CompareArgs& a,
-                        v1::CollectiveOp op, uint64_t bytes, uint64_t chunk,
-                        const std::pair<TopologyKind, TopologyParams>& topo,
-                        const std::string& topo_text, const std::string& algo,
-                        const MathParams& mp, Table* t) {
-  CollectiveSpec spec;
-  spec.op = op;
-  spec.n = a.n;
-  spec.group_size = a.group_size;
-  spec.bytes = bytes;
-  spec.algorithm = algo;
-  spec.topology = topo.first;
-  spec.cdma_engines = a.cdma;
-  spec.chunk_bytes = chunk;
-  const std::string where = absl::StrCat(algo, " on ", topo_text, ": ");
-  const bool imported = absl::StartsWith(algo, "msccl:");
-  auto trace = imported
-                   ? ImportForCompare(algo.substr(6), a, op, bytes, hw, topo)
-                   : LowerCollective(spec, hw);
-  if (!trace.ok()) {
-    return absl::Status(trace.status().code(),
-                        absl::StrCat(where, trace.status().message()));
-  }
-  auto program = ValidateAndDecode(*trace, hw.Target());
-  if (!program.ok()) return program.status();
-  auto topology = Topology::Build(topo.first, a.n, topo.second);
-  if (!topology.ok()) {
-    return absl::Status(topology.status().code(),
-                        absl::StrCat(where, topology.status().message()));
-  }
-  auto result = Replay(*program, hw, *topology, ReplayOptions{});
-  if (!result.ok()) {
-    return absl::Status(result.status().code(),
-                        absl::StrCat(where, result.status().message()));
-  }
-  const uint32_t g = spec.GroupSize();
-  const std::vector<TimePs> groups = GroupTimes(result->chip_finish, g);
-  TimePs fastest = groups.empty() ? TimePs() : groups[0];
-  for (TimePs x : groups) fastest = std::min(fastest, x);
-  const double us = result->makespan.us();
-  auto math = MathTimeUs(op, g, bytes, topo.first, mp);
-  const double math_us = math.ok() ? *math : 0.0;
-  const std::string label =
-      imported ? absl::StrCat("msccl:", trace->header().source().file()) : algo;
-  return t->AddRow({label, TopologySpecString(topo.first, topo.second), g,
-                    static_cast<uint64_t>(groups.size()), bytes, us,
-                    fastest.us(), math_us, math_us > 0 ? us / math_us : 0.0,
-                    AlgBwGBps(bytes, us), BusBwGBps(op, g, bytes, us)});
+absl::Status CompareOne(const HwConfig& hw, const PointSpec& p, Table* t) {
+  auto r = RunPoint(hw, p);
+  if (!r.ok()) return r.status();
+  return t->AddRow({r->label, r->topology, r->group, r->groups, r->bytes,
+                    r->replay_us, r->fastest_group_us, OrNan(r->math_us),
+                    OrNan(r->ReplayOverMath()), r->algbw_gbps, r->busbw_gbps});
 }
 
 absl::StatusOr<Table> Compare(const HwConfig& base_hw, const CompareArgs& a) {
@@ -147,22 +65,18 @@ absl::StatusOr<Table> Compare(const HwConfig& base_hw, const CompareArgs& a) {
            Table::Column::Double("replay/math", 3),
            Table::Column::Double("algbw_GBps", 2),
            Table::Column::Double("busbw_GBps", 2)});
-  const MathParams mp = MathParamsFromHw(base_hw);
+  PointSpec p;
+  p.op = *op;
+  p.n = a.n;
+  p.group_size = a.group_size;
+  p.bytes = *bytes;
+  p.chunk = *chunk;
+  p.cdma = a.cdma;
   for (const std::string& topo_text : topos) {
-    auto topo = ParseTopologySpec(topo_text, base_hw.topology_params);
-    if (!topo.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--topology '", topo_text, "': ", topo.status().message()));
-    }
-    HwConfig hw = base_hw;
-    hw.topology = topo->first;
-    hw.topology_params = topo->second;
+    p.topology_text = topo_text;
     for (const std::string& algo : algos) {
-      if (auto s = CompareOne(hw, a, *op, *bytes, *chunk, *topo, topo_text,
-                              algo, mp, &t);
-          !s.ok()) {
-        return s;
-      }
+      p.algorithm = algo;
+      if (auto s = CompareOne(base_hw, p, &t); !s.ok()) return s;
     }
   }
   return t;
@@ -210,7 +124,7 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->callback([args, exit_code] {
     const CommonFlags& c = args->common;
-    const std::vector<NamedPath> xml = MscclInputs(args->compare.algos);
+    const std::vector<NamedPath> xml = MscclInputs(List(args->compare.algos));
     if (auto s = c.CheckCsvJson(xml); !s.ok()) {
       *exit_code = Fail(s);
       return;

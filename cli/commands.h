@@ -132,6 +132,8 @@ absl::StatusOr<PlogpTable> PlogpTableFromCalibration(
 absl::StatusOr<v1::PlogpCalibration> ReadCalibrationFile(
     const std::string& path);
 void AddHwCommand(CLI::App& app, int* exit_code);
+void AddSweepCommand(CLI::App& app, int* exit_code);
+void AddReportCommand(CLI::App& app, int* exit_code);
 
 }  // namespace ccreplay
 

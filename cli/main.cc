@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
   AddModelsCommand(app, &exit_code);
   AddCalibrateCommand(app, &exit_code);
   AddHwCommand(app, &exit_code);
+  AddSweepCommand(app, &exit_code);
+  AddReportCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

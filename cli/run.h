@@ -98,7 +98,8 @@ absl::StatusOr<Table> LinkTable(const Topology& topo, const ReplayResult& r,
                                 const HwConfig& hw);
 
 // Parses a byte count: "1048576", "1M" (= 1048576), "64K", "2G", "1MiB",
-// "1.5M" is rejected (whole bytes only). Errors name the text.
+// "1MB" (binary too, as in nccl-tests), "1.5M" (= 1572864); a value that is
+// not a whole number of bytes ("1.3K") is rejected. Errors name the text.
 absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text);
 
 }  // namespace ccreplay
