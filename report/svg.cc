@@ -318,7 +318,8 @@ absl::StatusOr<std::string> RenderBarChart(const BarChart& chart,
   auto axis_top = BarAxisTop(chart);
   if (!axis_top.ok()) return axis_top.status();
   Frame f;
-  f.bottom = 340;  // room for slanted bar names
+  f.bottom = 340;  // room for slanted bar names below
+  f.left = 150;    // and to the left of the first one
   std::string out = Open(options, f, "bars", chart.title);
   absl::StrAppend(&out, "<g class=\"axis y\">\n");
   for (int i = 0; i <= 5; ++i) {
