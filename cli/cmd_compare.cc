@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/json.h"
 #include "base/table.h"
 #include "cli/commands.h"
 #include "cli/point.h"
@@ -19,7 +20,7 @@ namespace {
 
 struct CompareArgs {
   std::string op = "allreduce";
-  uint32_t n = 8;
+  uint32_t n = kDefaultChips;
   uint32_t group_size = 0;
   std::string bytes = "1M";
   std::string algos;
@@ -33,15 +34,35 @@ std::vector<std::string> List(const std::string& s) {
 }
 
 // Replays one (topology, algorithm) cell of the comparison and adds its row.
-absl::Status CompareOne(const HwConfig& hw, const PointSpec& p, Table* t) {
+absl::Status CompareOne(const HwConfig& hw, const PointSpec& p, Table* t,
+                        std::vector<PointResult>* points) {
   auto r = RunPoint(hw, p);
   if (!r.ok()) return r.status();
+  points->push_back(*r);
   return t->AddRow({r->label, r->topology, r->group, r->groups, r->bytes,
                     r->replay_us, r->fastest_group_us, OrNan(r->math_us),
                     OrNan(r->ReplayOverMath()), r->algbw_gbps, r->busbw_gbps});
 }
 
-absl::StatusOr<Table> Compare(const HwConfig& base_hw, const CompareArgs& a) {
+// The JSON: what was compared (op, N, bytes, hardware) and each row with
+// its critical path by mechanism (us).
+std::string CompareJson(const CompareArgs& a, const HwConfig& hw,
+                        const Table& t,
+                        const std::vector<PointResult>& points) {
+  Json rows = t.ToJsonValue();
+  for (size_t i = 0; i < points.size(); ++i) {
+    rows[i]["breakdown"] = BreakdownJson(points[i].breakdown);
+  }
+  return JsonText({{"op", a.op},
+                   {"n", a.n},
+                   {"group_size", a.group_size == 0 ? a.n : a.group_size},
+                   {"bytes", points.empty() ? 0 : points[0].bytes},
+                   {"hw", hw.name},
+                   {"rows", rows}});
+}
+
+absl::StatusOr<Table> Compare(const HwConfig& base_hw, const CompareArgs& a,
+                              std::vector<PointResult>* points) {
   auto op = ParseCollectiveOp(a.op);
   if (!op.ok()) return op.status();
   auto bytes = ParseByteSize(a.bytes);
@@ -76,7 +97,7 @@ absl::StatusOr<Table> Compare(const HwConfig& base_hw, const CompareArgs& a) {
     p.topology_text = topo_text;
     for (const std::string& algo : algos) {
       p.algorithm = algo;
-      if (auto s = CompareOne(base_hw, p, &t); !s.ok()) return s;
+      if (auto s = CompareOne(base_hw, p, &t, points); !s.ok()) return s;
     }
   }
   return t;
@@ -98,10 +119,12 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
   CompareArgs& a = args->compare;
   cmd->add_option("--op", a.op,
                   "allreduce, allgather, reducescatter, alltoall, alltoallv, "
-                  "broadcast, reduce, p2p")
+                  "broadcast, reduce, p2p (any case)")
+      ->transform(CollectiveOpValidator())
       ->capture_default_str();
-  AddUnsignedOption(cmd, "--n", a.n, "number of chips (the system)")
-      ->capture_default_str();
+  CLI::Option* n =
+      AddUnsignedOption(cmd, "--n", a.n, "number of chips (the system)")
+          ->capture_default_str();
   AddUnsignedOption(cmd, "--group-size", a.group_size,
                     "chips per communicator group (0 = one group of n)")
       ->capture_default_str();
@@ -110,7 +133,8 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--algo", a.algos,
                   "comma-separated: ring, ring_2port, rh, rd, hd, pairwise, "
                   "bruck, direct, msccl:PATH.xml (an imported MSCCL-IR "
-                  "algorithm; default: the baseline's)");
+                  "algorithm; default: the baseline's)")
+      ->transform(AlgorithmListValidator());
   cmd->add_option("--topology", a.topologies,
                   "comma-separated topology specs, e.g. ring,fullmesh,"
                   "torus2d:4x2")
@@ -122,7 +146,8 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--chunk", a.chunk,
                   "pipelining piece size (0 = whole blocks)")
       ->capture_default_str();
-  cmd->callback([args, exit_code] {
+  cmd->callback([args, exit_code, n] {
+    NoteDefaultChips(n, "compare");
     const CommonFlags& c = args->common;
     const std::vector<NamedPath> xml = MscclInputs(List(args->compare.algos));
     if (auto s = c.CheckCsvJson(xml); !s.ok()) {
@@ -134,12 +159,15 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
       *exit_code = Fail(hw.status());
       return;
     }
-    auto table = Compare(*hw, args->compare);
+    std::vector<PointResult> points;
+    auto table = Compare(*hw, args->compare, &points);
     if (!table.ok()) {
       *exit_code = Fail(table.status());
       return;
     }
-    if (auto s = c.WriteCsvJson(table->ToCsv(), table->ToJson(), xml);
+    if (auto s = c.WriteCsvJson(table->ToCsv(),
+                                CompareJson(args->compare, *hw, *table, points),
+                                xml);
         !s.ok()) {
       *exit_code = Fail(s);
       return;

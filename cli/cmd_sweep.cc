@@ -45,7 +45,7 @@ struct SweepArgs {
   std::vector<std::string> ops = {"allreduce"};
   std::vector<std::string> algos;  // empty: each op's baseline algorithm
   std::vector<std::string> topologies = {"ring"};
-  std::vector<uint32_t> ns;
+  std::vector<uint32_t> ns = {kDefaultChips};
   uint32_t cdma = 0;
   unsigned jobs = 0;
   bool quiet = false;
@@ -250,21 +250,23 @@ void AddSweepFlags(CLI::App* cmd, SweepArgs& a) {
                   "element type, for the count column")
       ->check(CLI::IsMember(type_names, CLI::ignore_case))
       ->capture_default_str();
-  cmd->add_option("--op", a.ops, "comma-separated collectives")
+  cmd->add_option("--op", a.ops, "comma-separated collectives (any case)")
       ->delimiter(',')
+      ->transform(CollectiveOpValidator())
       ->capture_default_str();
   cmd->add_option("--algo", a.algos,
                   "comma-separated algorithms (default: each op's baseline); "
                   "with several --op, each algorithm runs for the ops it "
                   "supports")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->transform(AlgorithmListValidator());
   cmd->add_option("--topology", a.topologies, "comma-separated topologies")
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--n", a.ns, "comma-separated chip counts")
       ->delimiter(',')
       ->check(CLI::Range(2u, 65536u))
-      ->required();
+      ->capture_default_str();
   AddUnsignedOption(cmd, "--cdma", a.cdma,
                     "CDMA engines to stripe over (0 = all)")
       ->capture_default_str();
@@ -292,7 +294,8 @@ void AddSweepCommand(CLI::App& app, int* exit_code) {
   args->common.AddHw(cmd);
   args->common.AddCsvJson(cmd);
   AddSweepFlags(cmd, args->sweep);
-  cmd->callback([args, exit_code] {
+  cmd->callback([args, exit_code, cmd] {
+    NoteDefaultChips(cmd->get_option("--n"), "sweep");
     args->sweep.datatype = absl::AsciiStrToLower(args->sweep.datatype);
     *exit_code = RunSweep(args->common, args->sweep);
   });

@@ -1,5 +1,7 @@
 // ccreplay: the command line. Exit codes: 0 ok, 1 the trace, config or
 // replay is wrong (the message says where), 2 usage.
+#include <iostream>
+
 #include "CLI/CLI.hpp"
 #include "cli/commands.h"
 
@@ -10,6 +12,7 @@ int main(int argc, char** argv) {
       "communication"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "help for every command");
+  app.set_version_flag("--version", "ccreplay " CCREPLAY_VERSION);
   int exit_code = kExitUsage;
   AddBaselineCommand(app, &exit_code);
   AddMathCommand(app, &exit_code);
@@ -27,7 +30,11 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitUsage;
+    if (code == 0) return kExitOk;
+    if (const std::string hint = UsageHint(app, argc, argv); !hint.empty()) {
+      std::cerr << hint << "\n";
+    }
+    return kExitUsage;
   }
   return exit_code;
 }

@@ -27,12 +27,14 @@ absl::StatusOr<TopologyChoice> ChooseTopology(
   if (override_choice) return *override_choice;
   const std::string& named = trace.header().collective().topology();
   if (!named.empty()) {
-    auto k = ParseTopologyName(named);
+    // A name, or a name with parameters (lower --topology torus2d:8x8).
+    auto k = ParseTopologyChoice(named, hw);
     if (!k.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("header.collective.topology: ", k.status().message()));
     }
-    return TopologyChoice(*k);
+    if (named.find(':') == std::string::npos) return TopologyChoice(k->kind);
+    return *k;
   }
   return TopologyChoice(hw.topology);
 }

@@ -45,8 +45,9 @@ absl::StatusOr<TopologyChoice> ParseTopologyChoice(absl::string_view text,
                                                    const HwConfig& hw);
 
 // The topology a trace runs on: `override_choice` if given, else the trace
-// header's collective.topology if it names one, else the config's; the
-// parameters are the choice's own or the config's.
+// header's collective.topology if it names one (a name, or name:params as
+// `lower --topology` writes them), else the config's; the parameters are the
+// choice's own or the config's.
 absl::StatusOr<TopologyChoice> ChooseTopology(
     const v1::Trace& trace, const HwConfig& hw,
     std::optional<TopologyChoice> override_choice);

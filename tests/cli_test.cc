@@ -40,8 +40,8 @@ TEST_F(CliTest, MathReproducesTheSelfCheckTable) {
   const CmdResult r = Ccreplay("math --legacy");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   // docs/spec-notes.md §2: corrected and legacy columns, 4 decimals.
-  EXPECT_THAT(r.out, HasSubstr("Dense_MLP  allreduce          458752       "
-                               "1.9643          2.6543"));
+  EXPECT_THAT(r.out, HasSubstr("Dense_MLP  allreduce        458752     "
+                               "1.9643        2.6543"));
   EXPECT_THAT(r.out, HasSubstr("2.3284"));
   EXPECT_THAT(r.out, HasSubstr("0.7355"));
   EXPECT_THAT(r.out, HasSubstr("5.2886"));

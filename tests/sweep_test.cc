@@ -180,10 +180,9 @@ TEST_F(SweepTest, BadGridsAreErrors) {
   r = ccreplay_test::RunCcreplay("sweep --op allreduce --n 1");
   EXPECT_EQ(r.exit_code, 2);
   r = ccreplay_test::RunCcreplay(
-      "sweep --op allreduce --n 4 --algo nope -b 1K "
-      "-e 1K");
+      "sweep --op allreduce --n 4 --algo pairwise -b 1K -e 1K");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_THAT(r.out, HasSubstr("nope on ring"));
+  EXPECT_THAT(r.out, HasSubstr("pairwise on ring: lowering: unsupported"));
   EXPECT_THAT(r.out, Not(HasSubstr("size")));
 }
 
