@@ -6,20 +6,25 @@
 #include "base/json.h"
 #include "cli/commands.h"
 #include "cli/plots.h"
+#include "cli/progress.h"
 #include "cli/run.h"
 #include "collectives/workload.h"
 
 namespace ccreplay {
 namespace {
 
-int RunBaselineCommand(const CommonFlags& c, const std::string& svg_path) {
+int RunBaselineCommand(const CommonFlags& c, const std::string& svg_path,
+                       bool quiet) {
   std::vector<OutputFile> outputs = {{"--csv", c.csv_path, ""},
                                      {"--json", c.json_path, ""},
                                      {"--svg", svg_path, ""}};
   if (auto s = CheckOutputs(c.Inputs(), outputs); !s.ok()) return Fail(s);
   auto hw = c.Hw();
   if (!hw.ok()) return Fail(hw.status());
-  auto b = RunBaseline(Tps186Workload(), *hw);
+  const std::vector<WorkloadRow> workload = Tps186Workload();
+  Progress bar(workload.size(), quiet, "rows");
+  auto b =
+      RunBaseline(workload, *hw, [&bar](uint64_t events) { bar.Done(events); });
   if (!b.ok()) return Fail(b.status());
   auto table = BaselineTable(*b);
   if (!table.ok()) return Fail(table.status());
@@ -62,6 +67,7 @@ void AddBaselineCommand(CLI::App& app, int* exit_code) {
   struct Args {
     CommonFlags common;
     std::string svg_path;
+    bool quiet = false;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd =
@@ -72,8 +78,10 @@ void AddBaselineCommand(CLI::App& app, int* exit_code) {
   args->common.AddCsvJson(cmd);
   AddOutputOption(cmd, "--svg", args->svg_path,
                   "also write each row's critical path as stacked bars (SVG)");
+  cmd->add_flag("-q,--quiet", args->quiet,
+                "no progress bar on standard error (shown only on a terminal)");
   cmd->callback([args, exit_code] {
-    *exit_code = RunBaselineCommand(args->common, args->svg_path);
+    *exit_code = RunBaselineCommand(args->common, args->svg_path, args->quiet);
   });
 }
 

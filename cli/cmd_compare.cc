@@ -12,6 +12,7 @@
 #include "base/table.h"
 #include "cli/commands.h"
 #include "cli/point.h"
+#include "cli/progress.h"
 #include "cli/run.h"
 #include "collectives/collective.h"
 
@@ -27,6 +28,7 @@ struct CompareArgs {
   std::string topologies = "ring";
   uint32_t cdma = 0;
   std::string chunk = "0";
+  bool quiet = false;
 };
 
 std::vector<std::string> List(const std::string& s) {
@@ -93,11 +95,13 @@ absl::StatusOr<Table> Compare(const HwConfig& base_hw, const CompareArgs& a,
   p.bytes = *bytes;
   p.chunk = *chunk;
   p.cdma = a.cdma;
+  Progress bar(topos.size() * algos.size(), a.quiet, "cells");
   for (const std::string& topo_text : topos) {
     p.topology_text = topo_text;
     for (const std::string& algo : algos) {
       p.algorithm = algo;
       if (auto s = CompareOne(base_hw, p, &t, points); !s.ok()) return s;
+      bar.Done(points->back().events);
     }
   }
   return t;
@@ -143,6 +147,8 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
                     "CDMA engines to stripe over (0 = all; msccl: engines "
                     "per channel)")
       ->capture_default_str();
+  cmd->add_flag("-q,--quiet", a.quiet,
+                "no progress bar on standard error (shown only on a terminal)");
   cmd->add_option("--chunk", a.chunk,
                   "pipelining piece size (0 = whole blocks)")
       ->capture_default_str();

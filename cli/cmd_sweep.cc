@@ -3,15 +3,11 @@
 // (cli/point.h), printed as nccl-tests prints its table, with one CSV and
 // one JSON (keyed as nccl-tests' -J output) for the whole sweep. Points run
 // on a thread pool (-j); the output does not depend on -j.
-#include <unistd.h>
-
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -28,6 +24,7 @@
 #include "cli/commands.h"
 #include "cli/plots.h"
 #include "cli/point.h"
+#include "cli/progress.h"
 #include "cli/run.h"
 #include "cli/sweep.h"
 #include "collectives/collective.h"
@@ -104,46 +101,12 @@ absl::StatusOr<std::vector<SweepPoint>> Points(
   return points;
 }
 
-// Progress on standard error: points done, events per second, ETA. Only
-// when standard error is a terminal and --quiet is not given.
-class Progress {
- public:
-  Progress(size_t total, bool enabled) : total_(total), enabled_(enabled) {}
-
-  void Done(uint64_t events) {
-    if (!enabled_) return;
-    std::lock_guard<std::mutex> lock(mu_);
-    ++done_;
-    events_ += events;
-    const double s =
-        std::chrono::duration<double>(Clock::now() - start_).count();
-    const double eta = done_ > 0 ? s / done_ * (total_ - done_) : 0;
-    const int width = 30;
-    const int filled = static_cast<int>(width * done_ / total_);
-    std::fprintf(stderr, "\r[%s%s] %zu/%zu points, %.2f M events/s, ETA %ds ",
-                 std::string(filled, '#').c_str(),
-                 std::string(width - filled, ' ').c_str(), done_, total_,
-                 s > 0 ? events_ / s / 1e6 : 0.0, static_cast<int>(eta + 0.5));
-    if (done_ == total_) std::fprintf(stderr, "\n");
-    std::fflush(stderr);
-  }
-
- private:
-  using Clock = std::chrono::steady_clock;
-  const size_t total_;
-  const bool enabled_;
-  std::mutex mu_;
-  size_t done_ = 0;
-  uint64_t events_ = 0;
-  Clock::time_point start_ = Clock::now();
-};
-
 // Runs every point on `jobs` threads; the first error in point order wins,
 // as in a serial run.
-absl::Status RunPoints(const HwConfig& hw, unsigned jobs, bool progress,
+absl::Status RunPoints(const HwConfig& hw, unsigned jobs, bool quiet,
                        std::vector<SweepPoint>* points) {
   std::vector<absl::Status> errors(points->size());
-  Progress bar(points->size(), progress);
+  Progress bar(points->size(), quiet, "points");
   ThreadPool(jobs).ParallelFor(points->size(), [&](size_t i) {
     SweepPoint& p = (*points)[i];
     auto r = RunPoint(hw, p.spec);
@@ -205,8 +168,7 @@ int RunSweep(const CommonFlags& c, const SweepArgs& a) {
   if (!sizes.ok()) return Fail(sizes.status());
   auto points = Points(a, *sizes);
   if (!points.ok()) return Fail(points.status());
-  const bool progress = !a.quiet && isatty(STDERR_FILENO) != 0;
-  if (auto s = RunPoints(*hw, a.jobs, progress, &*points); !s.ok()) {
+  if (auto s = RunPoints(*hw, a.jobs, a.quiet, &*points); !s.ok()) {
     return Fail(s);
   }
   SweepReport report;

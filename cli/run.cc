@@ -72,8 +72,9 @@ std::string BaselineAlgorithm(v1::CollectiveOp op) {
   return op == v1::ALLTOALL || op == v1::ALLTOALLV ? "pairwise" : "ring";
 }
 
-absl::StatusOr<Baseline> RunBaseline(const std::vector<WorkloadRow>& workload,
-                                     const HwConfig& hw) {
+absl::StatusOr<Baseline> RunBaseline(
+    const std::vector<WorkloadRow>& workload, const HwConfig& hw,
+    const std::function<void(uint64_t events)>& on_row) {
   Baseline b;
   const MathParams mp = MathParamsFromHw(hw);
   for (const WorkloadRow& w : workload) {
@@ -103,6 +104,7 @@ absl::StatusOr<Baseline> RunBaseline(const std::vector<WorkloadRow>& workload,
     b.total_math_us += row.math_us * w.repeat;
     b.total_replay_us += row.replay.us() * w.repeat;
     b.rows.push_back(std::move(row));
+    if (on_row) on_row(run->result.events);
   }
   return b;
 }

@@ -8,6 +8,7 @@
 #define CCREPLAY_CLI_RUN_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -81,9 +82,11 @@ struct Baseline {
   double total_replay_us = 0;  // sum of replay * repeat
 };
 
-// Replays every row of `workload` on `hw`.
-absl::StatusOr<Baseline> RunBaseline(const std::vector<WorkloadRow>& workload,
-                                     const HwConfig& hw);
+// Replays every row of `workload` on `hw`; `on_row`, when given, is called
+// after each row with the events its replay simulated (a progress bar).
+absl::StatusOr<Baseline> RunBaseline(
+    const std::vector<WorkloadRow>& workload, const HwConfig& hw,
+    const std::function<void(uint64_t events)>& on_row = nullptr);
 // The table `ccreplay baseline` prints.
 absl::StatusOr<Table> BaselineTable(const Baseline& b);
 // Per row: Math, replay and the replay's critical path by mechanism (us).

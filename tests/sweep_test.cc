@@ -169,6 +169,29 @@ TEST_F(SweepTest, NoProgressBarWhenStandardErrorIsNotATerminal) {
   EXPECT_EQ(Slurp(Path("err")), "");
 }
 
+// Under a pseudo-terminal (util-linux `script`) the bar shows, for sweep's
+// points and compare's cells; --quiet hides it.
+TEST_F(SweepTest, ProgressBarOnATerminalUnlessQuiet) {
+  if (ccreplay_test::RunShell("command -v script").exit_code != 0) {
+    GTEST_SKIP() << "no `script` (util-linux) to give the command a terminal";
+  }
+  const auto on_tty = [&](const std::string& args) {
+    return ccreplay_test::RunShell("script -qec '" +
+                                   std::string(CCREPLAY_BINARY) + " " + args +
+                                   " >/dev/null' /dev/null");
+  };
+  auto r = on_tty("sweep --op allreduce -b 1K -e 4K -f 2 --n 4 -j 2");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("] 3/3 points, "));
+  EXPECT_THAT(r.out, HasSubstr("M events/s, ETA "));
+  r = on_tty("compare --op allreduce --n 4 --bytes 4K --algo ring,hd");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("] 2/2 cells, "));
+  r = on_tty("sweep --op allreduce -b 1K -e 4K -f 2 --n 4 --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, Not(HasSubstr("points")));
+}
+
 TEST_F(SweepTest, BadGridsAreErrors) {
   Result r =
       ccreplay_test::RunCcreplay("sweep --op allreduce -b 8K -e 4K --n 4");
