@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -106,6 +107,8 @@ std::string Table::Format(size_t column, const Cell& cell) const {
   const auto& v = cell.value();
   if (const auto* s = std::get_if<std::string>(&v)) return *s;
   if (columns_[column].type == Type::kDouble) {
+    // Not finite: no value (e.g. Math where it has no formula), as in JSON.
+    if (!std::isfinite(AsDouble(cell))) return "-";
     return absl::StrFormat("%.*f", columns_[column].precision, AsDouble(cell));
   }
   if (const auto* i = std::get_if<int64_t>(&v)) return absl::StrCat(*i);

@@ -89,7 +89,8 @@ class Table {
   // Aligned text: a header line with the column names, then one line per
   // row. Columns are separated by two spaces; strings are left-aligned,
   // numbers right-aligned (and so are their headers). Doubles print with
-  // their column's fixed precision. No trailing spaces; every line ends in
+  // their column's fixed precision, a non-finite double as "-" (no value).
+  // No trailing spaces; every line ends in
   // '\n'.
   std::string ToText() const;
 

@@ -2,6 +2,7 @@
 
 #include <iostream>
 #include <new>
+#include <string>
 
 #include "CLI/CLI.hpp"
 #include "cli/commands.h"
@@ -14,6 +15,7 @@ int RunCcreplay(int argc, const char* const* argv) {
       "communication"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "help for every command");
+  app.set_version_flag("--version", "ccreplay " CCREPLAY_VERSION);
   int exit_code = kExitUsage;
   AddBaselineCommand(app, &exit_code);
   AddMathCommand(app, &exit_code);
@@ -25,11 +27,17 @@ int RunCcreplay(int argc, const char* const* argv) {
   AddModelsCommand(app, &exit_code);
   AddCalibrateCommand(app, &exit_code);
   AddHwCommand(app, &exit_code);
+  AddSweepCommand(app, &exit_code);
+  AddReportCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitUsage;
+    if (code == 0) return kExitOk;
+    if (const std::string hint = UsageHint(app, argc, argv); !hint.empty()) {
+      std::cerr << hint << "\n";
+    }
+    return kExitUsage;
   } catch (const std::bad_alloc&) {
     // What the budgets (hw/budget.h) did not foresee: a clean failure, not
     // an abort. Outputs are written only at the end, so none is partial.

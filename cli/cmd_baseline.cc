@@ -5,17 +5,26 @@
 #include "absl/strings/str_format.h"
 #include "base/json.h"
 #include "cli/commands.h"
+#include "cli/plots.h"
+#include "cli/progress.h"
 #include "cli/run.h"
 #include "collectives/workload.h"
 
 namespace ccreplay {
 namespace {
 
-int RunBaselineCommand(const CommonFlags& c) {
-  if (auto s = c.CheckCsvJson(); !s.ok()) return Fail(s);
+int RunBaselineCommand(const CommonFlags& c, const std::string& svg_path,
+                       bool quiet) {
+  std::vector<OutputFile> outputs = {{"--csv", c.csv_path, ""},
+                                     {"--json", c.json_path, ""},
+                                     {"--svg", svg_path, ""}};
+  if (auto s = CheckOutputs(c.Inputs(), outputs); !s.ok()) return Fail(s);
   auto hw = c.Hw();
   if (!hw.ok()) return Fail(hw.status());
-  auto b = RunBaseline(Tps186Workload(), *hw);
+  const std::vector<WorkloadRow> workload = Tps186Workload();
+  Progress bar(workload.size(), quiet, "rows");
+  auto b =
+      RunBaseline(workload, *hw, [&bar](uint64_t events) { bar.Done(events); });
   if (!b.ok()) return Fail(b.status());
   auto table = BaselineTable(*b);
   if (!table.ok()) return Fail(table.status());
@@ -40,7 +49,14 @@ int RunBaselineCommand(const CommonFlags& c) {
                 {"critical_path", breakdown->ToJsonValue()},
                 {"total_math_us", b->total_math_us},
                 {"total_replay_us", b->total_replay_us}});
-  if (auto s = c.WriteCsvJson(table->ToCsv(), json); !s.ok()) return Fail(s);
+  outputs[0].contents = table->ToCsv();
+  outputs[1].contents = json;
+  if (!svg_path.empty()) {
+    auto svg = BaselineSvg(*b);
+    if (!svg.ok()) return Fail(svg.status());
+    outputs[2].contents = *std::move(svg);
+  }
+  if (auto s = WriteOutputs(c.Inputs(), outputs); !s.ok()) return Fail(s);
   std::cout << out.str();
   return kExitOk;
 }
@@ -48,15 +64,25 @@ int RunBaselineCommand(const CommonFlags& c) {
 }  // namespace
 
 void AddBaselineCommand(CLI::App& app, int* exit_code) {
-  auto common = std::make_shared<CommonFlags>();
+  struct Args {
+    CommonFlags common;
+    std::string svg_path;
+    bool quiet = false;
+  };
+  auto args = std::make_shared<Args>();
   CLI::App* cmd =
       app.add_subcommand("baseline",
                          "replay the TPS186 workload (docs/spec-notes.md "
                          "section 1) and compare with Math");
-  common->AddHw(cmd);
-  common->AddCsvJson(cmd);
-  cmd->callback(
-      [common, exit_code] { *exit_code = RunBaselineCommand(*common); });
+  args->common.AddHw(cmd);
+  args->common.AddCsvJson(cmd);
+  AddOutputOption(cmd, "--svg", args->svg_path,
+                  "also write each row's critical path as stacked bars (SVG)");
+  cmd->add_flag("-q,--quiet", args->quiet,
+                "no progress bar on standard error (shown only on a terminal)");
+  cmd->callback([args, exit_code] {
+    *exit_code = RunBaselineCommand(args->common, args->svg_path, args->quiet);
+  });
 }
 
 }  // namespace ccreplay

@@ -21,7 +21,7 @@ namespace {
 
 struct LowerArgs {
   std::string op = "allreduce";
-  uint32_t n = 2;
+  uint32_t n = kDefaultChips;
   std::string bytes = "1M";
   std::string algo;
   std::string topology;  // empty: the hardware config's
@@ -42,8 +42,7 @@ struct LowerArgs {
   std::string output;
 };
 
-absl::StatusOr<CollectiveSpec> SpecFrom(const LowerArgs& a,
-                                        const HwConfig& hw) {
+absl::StatusOr<CollectiveSpec> SpecFrom(const LowerArgs& a, HwConfig& hw) {
   CollectiveSpec spec;
   auto op = ParseCollectiveOp(a.op);
   if (!op.ok()) return op.status();
@@ -56,9 +55,12 @@ absl::StatusOr<CollectiveSpec> SpecFrom(const LowerArgs& a,
   if (a.topology.empty()) {
     spec.topology = hw.topology;
   } else {
-    auto topo = ParseTopologyName(a.topology);
+    // The parser replay and compare use: a name with parameters.
+    auto topo = ParseTopologyChoice(a.topology, hw);
     if (!topo.ok()) return topo.status();
-    spec.topology = *topo;
+    spec.topology = topo->kind;
+    hw.topology = topo->kind;
+    if (topo->params) hw.topology_params = *topo->params;
   }
   spec.cdma_engines = a.cdma;
   spec.group_size = a.group_size;
@@ -89,6 +91,19 @@ absl::StatusOr<CollectiveSpec> SpecFrom(const LowerArgs& a,
   return spec;
 }
 
+// -o t.json: refused up front rather than writing binary under a JSON name.
+CLI::Validator NotAJsonTraceName() {
+  return CLI::Validator(
+      [](std::string& s) {
+        return absl::EndsWithIgnoreCase(s, ".json")
+                   ? std::string(
+                         "a trace is protobuf text (.txtpb) or binary (.pb), "
+                         "which replay reads; ccreplay writes no JSON trace")
+                   : std::string();
+      },
+      "");
+}
+
 int RunLower(const CommonFlags& c, const LowerArgs& a) {
   std::vector<NamedPath> inputs = c.Inputs();
   if (absl::StartsWith(a.dist, "file:")) {
@@ -103,6 +118,11 @@ int RunLower(const CommonFlags& c, const LowerArgs& a) {
   if (!spec.ok()) return Fail(spec.status());
   auto trace = LowerCollective(*spec, *hw);
   if (!trace.ok()) return Fail(trace.status());
+  if (!a.topology.empty()) {
+    // The whole spec (torus2d:x=8,y=8), which replay reads back.
+    trace->mutable_header()->mutable_collective()->set_topology(
+        TopologySpecString(hw->topology, hw->topology_params));
+  }
   if (auto s = WriteTraceFile(a.output, *trace); !s.ok()) return Fail(s);
   size_t instrs = 0;
   for (const auto& chip : trace->chips()) {
@@ -132,10 +152,12 @@ void AddLowerCommand(CLI::App& app, int* exit_code) {
   args->common.AddHw(cmd);
   cmd->add_option("--op", args->lower.op,
                   "allreduce, allgather, reducescatter, alltoall, alltoallv, "
-                  "broadcast, reduce, p2p")
+                  "broadcast, reduce, p2p (any case)")
+      ->transform(CollectiveOpValidator())
       ->capture_default_str();
-  AddUnsignedOption(cmd, "--n", args->lower.n, "number of chips")
-      ->capture_default_str();
+  CLI::Option* n =
+      AddUnsignedOption(cmd, "--n", args->lower.n, "number of chips")
+          ->capture_default_str();
   cmd->add_option(
          "--bytes", args->lower.bytes,
          "M of docs/spec-notes.md section 2; binary units: 1M = 1048576")
@@ -143,11 +165,12 @@ void AddLowerCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--algo", args->lower.algo,
                   "ring, ring_2port, rh, rd, hd (AR/AG/RS); pairwise, bruck "
                   "(alltoall); pairwise (alltoallv); ring (broadcast, "
-                  "reduce); direct (p2p); default by op");
+                  "reduce); direct (p2p); default by op")
+      ->transform(AlgorithmListValidator());
   cmd->add_option("--topology", args->lower.topology,
                   "the topology recorded in the trace, which replay uses "
-                  "unless told otherwise (docs/topologies.md); default: the "
-                  "hardware config's");
+                  "unless told otherwise: name[:params], e.g. torus2d:8x8 "
+                  "(docs/topologies.md); default: the hardware config's");
   cmd->add_flag("--no-rendezvous", args->lower.no_rendezvous,
                 "ring, ring_2port: no ready message before the first write "
                 "(pre-registered buffers; docs/lowering.md)");
@@ -183,10 +206,12 @@ void AddLowerCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   AddOutputOption(cmd, "-o,--output", args->lower.output,
                   "trace file (.txtpb/.textproto/.pbtxt/.txt = text, "
-                  "else binary)")
+                  "else binary; not .json)")
+      ->check(NotAJsonTraceName())
       ->required();
 
-  cmd->callback([args, exit_code, peer] {
+  cmd->callback([args, exit_code, peer, n] {
+    NoteDefaultChips(n, "lower");
     if (peer->count() > 0) args->lower.peer = args->lower.peer_flag;
     *exit_code = RunLower(args->common, args->lower);
   });

@@ -11,6 +11,7 @@
 #include "cli/run.h"
 #include "collectives/collective.h"
 #include "collectives/lower.h"
+#include "collectives/math.h"
 #include "import/msccl_import.h"
 #include "replay/timeline.h"
 #include "trace/trace_io.h"
@@ -88,11 +89,32 @@ void PrintBusiestSwitchPort(const RunOutcome& run, std::ostream& out) {
   }
 }
 
+// What the trace header says it computes, the topology it ran on, and its
+// bandwidths (null when the header names no collective).
+Json CollectiveJson(const v1::Trace& trace, const RunOutcome& run) {
+  const v1::CollectiveInfo& c = trace.header().collective();
+  const double us = run.result.makespan.us();
+  const bool known = c.op() != v1::COLLECTIVE_OP_UNSPECIFIED && c.bytes() > 0;
+  const uint32_t g = c.group_size() != 0 ? c.group_size() : c.n();
+  return {{"op", known ? Json(std::string(CollectiveOpName(c.op()))) : Json()},
+          {"n", c.n()},
+          {"group_size", g},
+          {"bytes", c.bytes()},
+          {"algorithm", c.algorithm()},
+          {"topology",
+           TopologySpecString(run.topology->kind(), run.topology->params())},
+          {"algbw_GBps", known ? Json(AlgBwGBps(c.bytes(), us)) : Json()},
+          {"busbw_GBps",
+           known ? Json(BusBwGBps(c.op(), g, c.bytes(), us)) : Json()}};
+}
+
 std::string ReplayJson(const ReplayArgs& a, const HwConfig& hw,
-                       const ReplayResult& r, const Table& chips,
-                       const Table& links, const Table& path) {
+                       const Json& collective, const ReplayResult& r,
+                       const Table& chips, const Table& links,
+                       const Table& path) {
   return JsonText({{"trace", a.trace},
                    {"hw", hw.name},
+                   {"collective", collective},
                    {"total_us", r.makespan.us()},
                    {"drained_us", r.drained.us()},
                    {"events", r.events},
@@ -163,7 +185,8 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   std::vector<OutputFile> outputs = ReplayOutputs(c, a);
   if (!a.timeline.empty()) outputs[0].contents = TimelineJson(run->program, r);
   outputs[1].contents = chips->ToCsv();
-  outputs[2].contents = ReplayJson(a, *hw, r, *chips, *links, *path_table);
+  outputs[2].contents = ReplayJson(a, *hw, CollectiveJson(*trace, *run), r,
+                                   *chips, *links, *path_table);
   if (auto s = WriteOutputs(ReplayInputs(c, a), outputs); !s.ok()) {
     return Fail(s);
   }

@@ -96,6 +96,27 @@ struct MscclFlags {
       std::optional<std::pair<TopologyKind, TopologyParams>> topology) const;
 };
 
+// One default system size for every command that takes --n: 8 chips. A
+// command that falls back to it says so on standard error
+// (NoteDefaultChips), so a forgotten --n is never silent.
+inline constexpr uint32_t kDefaultChips = 8;
+void NoteDefaultChips(const CLI::Option* n, const std::string& command);
+
+// --op: a collective's name in any case (stored in lower case); anything
+// else is a usage error naming the nearest name.
+CLI::Validator CollectiveOpValidator();
+// --algo: a comma-separated list of lowering names in any case (stored in
+// lower case) or msccl:PATH.xml (kept as given); usage error otherwise.
+CLI::Validator AlgorithmListValidator();
+// The name in `names` nearest to `text` (edit distance), or "" when none is
+// near enough to be a plausible misspelling.
+std::string NearestName(const std::string& text,
+                        const std::vector<std::string>& names);
+// For a command line CLI11 refused: "ccreplay: unknown command 'x'; did you
+// mean 'y'? (known: ...)" or "ccreplay compare: unknown flag '--bytess'; did
+// you mean '--bytes'? ...", or "" when no argument is unknown.
+std::string UsageHint(const CLI::App& app, int argc, const char* const* argv);
+
 // Writes every output with a non-empty path, each atomically, after
 // CheckOutputPaths (base/file_util.h) found none that is one of `inputs` or
 // another output. All contents are computed before this is called, so a
@@ -139,6 +160,8 @@ absl::StatusOr<PlogpTable> PlogpTableFromCalibration(
 absl::StatusOr<v1::PlogpCalibration> ReadCalibrationFile(
     const std::string& path);
 void AddHwCommand(CLI::App& app, int* exit_code);
+void AddSweepCommand(CLI::App& app, int* exit_code);
+void AddReportCommand(CLI::App& app, int* exit_code);
 
 }  // namespace ccreplay
 

@@ -1,13 +1,20 @@
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <iostream>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "base/file_util.h"
 #include "cli/commands.h"
+#include "collectives/collective.h"
+#include "collectives/lower.h"
 #include "hw/config_io.h"
 #include "trace/trace_io.h"
 
@@ -108,6 +115,159 @@ absl::Status WriteOutputs(const std::vector<NamedPath>& inputs,
     if (auto s = WriteFileAtomically(o.path, o.contents); !s.ok()) return s;
   }
   return absl::OkStatus();
+}
+
+void NoteDefaultChips(const CLI::Option* n, const std::string& command) {
+  if (n->count() == 0) {
+    std::cerr << "ccreplay " << command << ": --n not given: " << kDefaultChips
+              << " chips\n";
+  }
+}
+
+namespace {
+
+// "-1", "-0.5": a (bad) value, not a flag.
+bool IsNumberArg(const std::string& arg) {
+  double v = 0;
+  return absl::SimpleAtod(arg, &v);
+}
+
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
+                         diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::vector<std::string> OpNames() {
+  std::vector<std::string> names;
+  for (int i = v1::CollectiveOp_MIN + 1; i <= v1::CollectiveOp_MAX; ++i) {
+    names.emplace_back(CollectiveOpName(static_cast<v1::CollectiveOp>(i)));
+  }
+  return names;
+}
+
+std::string Unknown(const std::string& what, const std::string& text,
+                    const std::vector<std::string>& names) {
+  const std::string near = NearestName(text, names);
+  return absl::StrCat(
+      "unknown ", what, " '", text, "'",
+      near.empty() ? "" : absl::StrCat("; did you mean '", near, "'?"),
+      " (known: ", absl::StrJoin(names, ", "), ")");
+}
+
+// The subcommand argv names, or null.
+const CLI::App* NamedSubcommand(const CLI::App& app, int argc,
+                                const char* const* argv, int* at) {
+  for (int i = 1; i < argc; ++i) {
+    if (argv[i][0] == '-') continue;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      if (sub->get_name() == argv[i]) {
+        *at = i;
+        return sub;
+      }
+    }
+    *at = i;
+    return nullptr;
+  }
+  *at = argc;
+  return nullptr;
+}
+
+}  // namespace
+
+std::string NearestName(const std::string& text,
+                        const std::vector<std::string>& names) {
+  std::string best;
+  size_t best_distance = std::max<size_t>(2, text.size() / 3) + 1;
+  for (const std::string& name : names) {
+    const size_t d = EditDistance(absl::AsciiStrToLower(text), name);
+    if (d < best_distance) {
+      best = name;
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
+CLI::Validator CollectiveOpValidator() {
+  return CLI::Validator(
+      [](std::string& s) {
+        const std::string lower = absl::AsciiStrToLower(s);
+        if (!ParseCollectiveOp(lower).ok()) {
+          return Unknown("collective", s, OpNames());
+        }
+        s = lower;
+        return std::string();
+      },
+      "OP");
+}
+
+CLI::Validator AlgorithmListValidator() {
+  return CLI::Validator(
+      [](std::string& s) {
+        std::vector<std::string> out;
+        for (absl::string_view part : absl::StrSplit(s, ',')) {
+          std::string algo(part);
+          if (absl::StartsWithIgnoreCase(algo, "msccl:")) {
+            out.push_back("msccl:" + algo.substr(6));
+            continue;
+          }
+          algo = absl::AsciiStrToLower(algo);
+          const auto& names = LoweringAlgorithmNames();
+          if (std::find(names.begin(), names.end(), algo) == names.end()) {
+            return Unknown("algorithm", std::string(part),
+                           {names.begin(), names.end()});
+          }
+          out.push_back(algo);
+        }
+        s = absl::StrJoin(out, ",");
+        return std::string();
+      },
+      "ALGO");
+}
+
+std::string UsageHint(const CLI::App& app, int argc, const char* const* argv) {
+  int at = 0;
+  const CLI::App* sub = NamedSubcommand(app, argc, argv, &at);
+  std::vector<std::string> commands;
+  for (const CLI::App* c : app.get_subcommands({})) {
+    commands.push_back(c->get_name());
+  }
+  if (sub == nullptr) {
+    return at < argc ? absl::StrCat("ccreplay: ",
+                                    Unknown("command", argv[at], commands))
+                     : "";
+  }
+  std::vector<std::string> flags;
+  for (const CLI::Option* o : sub->get_options()) {
+    for (const std::string& l : o->get_lnames()) flags.push_back("--" + l);
+    for (const std::string& n : o->get_snames()) flags.push_back("-" + n);
+  }
+  for (int i = at + 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (!absl::StartsWith(arg, "-") || arg == "-" || arg == "--") continue;
+    if (IsNumberArg(arg)) continue;
+    // --name=value, -bVALUE
+    const std::string flag =
+        arg[1] == '-' ? arg.substr(0, arg.find('=')) : arg.substr(0, 2);
+    if (std::find(flags.begin(), flags.end(), flag) != flags.end()) continue;
+    const std::string near = NearestName(flag, flags);
+    return absl::StrCat(
+        "ccreplay ", sub->get_name(), ": unknown flag '", flag, "'",
+        near.empty() ? "" : absl::StrCat("; did you mean '", near, "'?"),
+        " (ccreplay ", sub->get_name(), " --help lists them)");
+  }
+  return "";
 }
 
 }  // namespace ccreplay

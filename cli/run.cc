@@ -1,6 +1,8 @@
 #include "cli/run.h"
 
+#include <algorithm>
 #include <cctype>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -27,12 +29,14 @@ absl::StatusOr<TopologyChoice> ChooseTopology(
   if (override_choice) return *override_choice;
   const std::string& named = trace.header().collective().topology();
   if (!named.empty()) {
-    auto k = ParseTopologyName(named);
+    // A name, or a name with parameters (lower --topology torus2d:8x8).
+    auto k = ParseTopologyChoice(named, hw);
     if (!k.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("header.collective.topology: ", k.status().message()));
     }
-    return TopologyChoice(*k);
+    if (named.find(':') == std::string::npos) return TopologyChoice(k->kind);
+    return *k;
   }
   return TopologyChoice(hw.topology);
 }
@@ -118,8 +122,9 @@ std::string BaselineAlgorithm(v1::CollectiveOp op) {
   return op == v1::ALLTOALL || op == v1::ALLTOALLV ? "pairwise" : "ring";
 }
 
-absl::StatusOr<Baseline> RunBaseline(const std::vector<WorkloadRow>& workload,
-                                     const HwConfig& hw) {
+absl::StatusOr<Baseline> RunBaseline(
+    const std::vector<WorkloadRow>& workload, const HwConfig& hw,
+    const std::function<void(uint64_t events)>& on_row) {
   Baseline b;
   const MathParams mp = MathParamsFromHw(hw);
   for (const WorkloadRow& w : workload) {
@@ -149,6 +154,7 @@ absl::StatusOr<Baseline> RunBaseline(const std::vector<WorkloadRow>& workload,
     b.total_math_us += row.math_us * w.repeat;
     b.total_replay_us += row.replay.us() * w.repeat;
     b.rows.push_back(std::move(row));
+    if (on_row) on_row(run->result.events);
   }
   return b;
 }
@@ -237,43 +243,61 @@ absl::StatusOr<Table> LinkTable(const Topology& topo, const ReplayResult& r,
 // considered: AsSizeValue takes a bare unit ("M" = 1 MiB, which must be an
 // error here), reports by throwing CLI::ValidationError in its own words, and
 // as an option transformer would make a bad size a usage error (exit 2),
-// while a bad size is an input error (exit 1, "bad byte size '1.5M'"), as
+// while a bad size is an input error (exit 1, "bad byte size '1.3K'"), as
 // tests/run_test.cc and tests/cli_test.cc assert.
+namespace {
+
+// log2 of the unit named by `suffix` (upper case): "", B, K, KB, KiB, ...
+std::optional<int> UnitShift(std::string suffix) {
+  if (suffix == "B") suffix.clear();
+  if (suffix.size() == 3 && suffix.substr(1) == "IB") suffix.resize(1);
+  if (suffix.size() == 2 && suffix[1] == 'B') suffix.resize(1);
+  if (suffix.empty()) return 0;
+  if (suffix == "K") return 10;
+  if (suffix == "M") return 20;
+  if (suffix == "G") return 30;
+  if (suffix == "T") return 40;
+  return std::nullopt;
+}
+
+}  // namespace
+
 absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text) {
   const std::string t(absl::StripAsciiWhitespace(text));
-  size_t digits = 0;
-  while (digits < t.size() &&
-         std::isdigit(static_cast<unsigned char>(t[digits]))) {
-    ++digits;
-  }
   const auto bad = [&](absl::string_view why) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bad byte size '", text, "': ", why,
-                     " (use e.g. 1048576, 64K, 1M, 2G; K/M/G/T are binary)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bad byte size '", text, "': ", why,
+        " (use e.g. 1048576, 64K, 1M, 1MB, 1.5M, 2G; K/M/G/T are binary)"));
   };
-  if (digits == 0) return bad("no number");
-  uint64_t value = 0;
-  if (!absl::SimpleAtoi(t.substr(0, digits), &value)) return bad("too large");
-  std::string suffix = absl::AsciiStrToUpper(t.substr(digits));
-  if (suffix == "B") suffix.clear();
-  if (suffix.size() == 3 && suffix.substr(1) == "IB")
-    suffix = suffix.substr(0, 1);
-  int shift = 0;
-  if (suffix.empty()) {
-    shift = 0;
-  } else if (suffix == "K") {
-    shift = 10;
-  } else if (suffix == "M") {
-    shift = 20;
-  } else if (suffix == "G") {
-    shift = 30;
-  } else if (suffix == "T") {
-    shift = 40;
-  } else {
-    return bad(absl::StrCat("unknown suffix '", t.substr(digits), "'"));
+  size_t end = 0;
+  unsigned __int128 digits = 0;  // the number without its decimal point
+  int decimals = -1;             // digits after the point, -1: no point
+  bool any = false;
+  for (; end < t.size(); ++end) {
+    const char c = t[end];
+    if (c == '.' && decimals < 0) {
+      decimals = 0;
+      continue;
+    }
+    if (!std::isdigit(static_cast<unsigned char>(c))) break;
+    any = true;
+    digits = digits * 10 + static_cast<unsigned>(c - '0');
+    if (decimals >= 0) ++decimals;
+    if (digits > (static_cast<unsigned __int128>(1) << 80)) {
+      return bad("too large");
+    }
   }
-  if (shift > 0 && value > (~uint64_t{0} >> shift)) return bad("too large");
-  return value << shift;
+  if (!any) return bad("no number");
+  const std::optional<int> shift =
+      UnitShift(absl::AsciiStrToUpper(t.substr(end)));
+  if (!shift) return bad(absl::StrCat("unknown suffix '", t.substr(end), "'"));
+  unsigned __int128 scale = 1;
+  for (int i = 0; i < std::max(decimals, 0); ++i) scale *= 10;
+  if (decimals > 18) return bad("too many decimals");
+  const unsigned __int128 value = digits << *shift;
+  if (value % scale != 0) return bad("not a whole number of bytes");
+  if (value / scale > ~uint64_t{0}) return bad("too large");
+  return static_cast<uint64_t>(value / scale);
 }
 
 }  // namespace ccreplay

@@ -8,6 +8,7 @@
 #define CCREPLAY_CLI_RUN_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,8 +47,9 @@ absl::StatusOr<TopologyChoice> ParseTopologyChoice(absl::string_view text,
                                                    const HwConfig& hw);
 
 // The topology a trace runs on: `override_choice` if given, else the trace
-// header's collective.topology if it names one, else the config's; the
-// parameters are the choice's own or the config's.
+// header's collective.topology if it names one (a name, or name:params as
+// `lower --topology` writes them), else the config's; the parameters are the
+// choice's own or the config's.
 absl::StatusOr<TopologyChoice> ChooseTopology(
     const v1::Trace& trace, const HwConfig& hw,
     std::optional<TopologyChoice> override_choice);
@@ -92,9 +94,11 @@ struct Baseline {
   double total_replay_us = 0;  // sum of replay * repeat
 };
 
-// Replays every row of `workload` on `hw`.
-absl::StatusOr<Baseline> RunBaseline(const std::vector<WorkloadRow>& workload,
-                                     const HwConfig& hw);
+// Replays every row of `workload` on `hw`; `on_row`, when given, is called
+// after each row with the events its replay simulated (a progress bar).
+absl::StatusOr<Baseline> RunBaseline(
+    const std::vector<WorkloadRow>& workload, const HwConfig& hw,
+    const std::function<void(uint64_t events)>& on_row = nullptr);
 // The table `ccreplay baseline` prints.
 absl::StatusOr<Table> BaselineTable(const Baseline& b);
 // Per row: Math, replay and the replay's critical path by mechanism (us).
@@ -110,7 +114,8 @@ absl::StatusOr<Table> LinkTable(const Topology& topo, const ReplayResult& r,
                                 const HwConfig& hw);
 
 // Parses a byte count: "1048576", "1M" (= 1048576), "64K", "2G", "1MiB",
-// "1.5M" is rejected (whole bytes only). Errors name the text.
+// "1MB" (binary too, as in nccl-tests), "1.5M" (= 1572864); a value that is
+// not a whole number of bytes ("1.3K") is rejected. Errors name the text.
 absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text);
 
 }  // namespace ccreplay

@@ -326,4 +326,14 @@ absl::StatusOr<v1::Trace> LowerCollective(const CollectiveSpec& spec,
   return trace;
 }
 
+bool HasLowering(v1::CollectiveOp op, const std::string& algorithm) {
+  return Find(op, algorithm) != nullptr;
+}
+
+const std::vector<std::string>& LoweringAlgorithmNames() {
+  static const auto* const names = new std::vector<std::string>{
+      "ring", "ring_2port", "rh", "rd", "hd", "pairwise", "bruck", "direct"};
+  return *names;
+}
+
 }  // namespace ccreplay

@@ -6,6 +6,8 @@
 #define CCREPLAY_COLLECTIVES_LOWER_H_
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "collectives/collective.h"
@@ -61,6 +63,11 @@ inline constexpr uint64_t kMaxInstructions = uint64_t{1} << 26;
 // equal inputs give byte-identical serialized traces.
 absl::StatusOr<v1::Trace> LowerCollective(const CollectiveSpec& spec,
                                           const HwConfig& hw);
+
+// Whether LowerCollective has a lowering of `algorithm` for `op` (the pairs
+// listed above), and every algorithm name it knows, for command-line checks.
+bool HasLowering(v1::CollectiveOp op, const std::string& algorithm);
+const std::vector<std::string>& LoweringAlgorithmNames();
 
 }  // namespace ccreplay
 

@@ -12,10 +12,10 @@ absl::StatusOr<Table> MathSelfCheckTable(const HwConfig &hw, bool legacy) {
   constexpr int kUsDecimals = 4;  // as docs/spec-notes.md §2 prints them
   std::vector<Table::Column> columns = {Table::Column::String("module"),
                                         Table::Column::String("operator"),
-                                        Table::Column::Integer("M (bytes)")};
+                                        Table::Column::Integer("M_bytes")};
   if (legacy)
-    columns.push_back(Table::Column::Double("legacy (us)", kUsDecimals));
-  columns.push_back(Table::Column::Double("corrected (us)", kUsDecimals));
+    columns.push_back(Table::Column::Double("legacy_us", kUsDecimals));
+  columns.push_back(Table::Column::Double("corrected_us", kUsDecimals));
   Table table(std::move(columns));
 
   const MathParams params = MathParamsFromHw(hw);

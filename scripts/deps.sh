@@ -5,7 +5,8 @@ set -euo pipefail
 pkgs=(cmake g++ make pkg-config
       libprotobuf-dev protobuf-compiler libabsl-dev libcli11-dev
       libgtest-dev libgmock-dev libbenchmark-dev
-      nlohmann-json3-dev libtinyxml2-dev)
+      nlohmann-json3-dev libtinyxml2-dev
+      chromium)  # tests/report_test.cc renders the HTML report headless
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

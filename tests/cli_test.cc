@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/run_cli.h"
+#include "tests/scratch_dir.h"
 
 namespace {
 
@@ -24,34 +25,23 @@ CmdResult Ccreplay(const std::string& args) {
   return ccreplay_test::RunCcreplay(args);
 }
 
-class CliTest : public ::testing::Test {
+class CliTest : public ccreplay_test::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("ccreplay_cli_test_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string Path(const std::string& name) const { return dir_ / name; }
+  CliTest() : ScratchDirTest("cli_test") {}
   static std::string Slurp(const std::string& path) {
-    std::ifstream f(path);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
+    return ccreplay_test::Slurp(path);
   }
   void Write(const std::string& path, const std::string& text) {
     std::ofstream(path) << text;
   }
-  std::filesystem::path dir_;
 };
 
 TEST_F(CliTest, MathReproducesTheSelfCheckTable) {
   const CmdResult r = Ccreplay("math --legacy");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   // docs/spec-notes.md §2: corrected and legacy columns, 4 decimals.
-  EXPECT_THAT(r.out, HasSubstr("Dense_MLP  allreduce          458752       "
-                               "1.9643          2.6543"));
+  EXPECT_THAT(r.out, HasSubstr("Dense_MLP  allreduce        458752     "
+                               "1.9643        2.6543"));
   EXPECT_THAT(r.out, HasSubstr("2.3284"));
   EXPECT_THAT(r.out, HasSubstr("0.7355"));
   EXPECT_THAT(r.out, HasSubstr("5.2886"));
@@ -194,9 +184,9 @@ TEST_F(CliTest, UsageErrorsExitTwo) {
 
 TEST_F(CliTest, BadSizesAreInputErrors) {
   CmdResult r =
-      Ccreplay("lower --op allreduce --bytes 1.5M -o " + Path("x.pb"));
+      Ccreplay("lower --op allreduce --bytes 1.3K -o " + Path("x.pb"));
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_THAT(r.out, HasSubstr("bad byte size '1.5M'"));
+  EXPECT_THAT(r.out, HasSubstr("bad byte size '1.3K'"));
   r = Ccreplay("lower --op allreduce --bytes 0 -o " + Path("x.pb"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_FALSE(std::filesystem::exists(Path("x.pb")));

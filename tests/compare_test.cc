@@ -68,9 +68,14 @@ TEST(CompareTest, TwoChipsAllAlgorithmsTie) {
 }
 
 TEST(CompareTest, BadAlgorithmIsAnInputError) {
-  const Result r = RunCli("compare --op allreduce --n 4 --algo nope");
+  // A known algorithm the op does not have: the lowering says so.
+  Result r = RunCli("compare --op allreduce --n 4 --algo pairwise");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_THAT(r.out, HasSubstr("nope on ring: lowering: unsupported"));
+  EXPECT_THAT(r.out, HasSubstr("pairwise on ring: lowering: unsupported"));
+  // No such algorithm: a usage error before anything runs.
+  r = RunCli("compare --op allreduce --n 4 --algo nope");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("unknown algorithm 'nope'"));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/run_cli.h"
+#include "tests/scratch_dir.h"
 
 namespace {
 
@@ -25,27 +26,14 @@ CmdResult Ccreplay(const std::string& args) {
   return ccreplay_test::RunCcreplay(args);
 }
 
-std::string Slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+using ccreplay_test::Slurp;
 
-class ImportCliTest : public ::testing::Test {
+class ImportCliTest : public ccreplay_test::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("ccreplay_import_cli_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string Path(const std::string& name) const { return dir_ / name; }
+  ImportCliTest() : ScratchDirTest("import_cli") {}
   bool HaveShared() const {
     return std::filesystem::exists(kShared + "/allreduce_ring_8_1.xml");
   }
-  std::filesystem::path dir_;
 };
 
 #define SKIP_WITHOUT_SHARED()                                    \

@@ -12,8 +12,9 @@ set(allowed_check base proto trace hw collectives check)
 set(allowed_import base proto trace hw collectives import)
 set(allowed_models base proto trace hw collectives models)
 set(allowed_replay base proto trace hw replay)
-set(allowed_cli base proto trace hw collectives check import replay models cli)
-set(layers base trace hw collectives check import replay models cli)
+set(allowed_report base report)
+set(allowed_cli base proto trace hw collectives check import replay models report cli)
+set(layers base trace hw collectives check import replay models report cli)
 set(project_dirs base proto trace hw collectives check import replay cli models
     report
     tests bench)

@@ -20,24 +20,23 @@ namespace {
 TEST(MathSelfCheckTableTest, TextWithLegacyColumn) {
   absl::StatusOr<Table> t = MathSelfCheckTable(DefaultTps186(), true);
   ASSERT_TRUE(t.ok()) << t.status();
-  EXPECT_EQ(
-      t->ToText(),
-      "module     operator        M (bytes)  legacy (us)  corrected (us)\n"
-      "Dense_MLP  allreduce          458752       1.9643          2.6543\n"
-      "MLA        allgather         1179648       3.9668          2.3284\n"
-      "MLA        reducescatter     1048576       3.6027          2.1464\n"
-      "MLA        allreduce          458752       1.9643          2.6543\n"
-      "DSA        topk_allgather      32768       0.7810          0.7355\n"
-      "MoE        dispatch           917504       5.2886          5.2886\n"
-      "MoE        combine           1835008       7.8372          7.8372\n"
-      "LMHead     allreduce          458752       1.9643          2.6543\n");
+  EXPECT_EQ(t->ToText(),
+            "module     operator        M_bytes  legacy_us  corrected_us\n"
+            "Dense_MLP  allreduce        458752     1.9643        2.6543\n"
+            "MLA        allgather       1179648     3.9668        2.3284\n"
+            "MLA        reducescatter   1048576     3.6027        2.1464\n"
+            "MLA        allreduce        458752     1.9643        2.6543\n"
+            "DSA        topk_allgather    32768     0.7810        0.7355\n"
+            "MoE        dispatch         917504     5.2886        5.2886\n"
+            "MoE        combine         1835008     7.8372        7.8372\n"
+            "LMHead     allreduce        458752     1.9643        2.6543\n");
 }
 
 TEST(MathSelfCheckTableTest, CsvWithoutLegacyColumn) {
   absl::StatusOr<Table> t = MathSelfCheckTable(DefaultTps186(), false);
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ(t->ToCsv(),
-            "module,operator,M (bytes),corrected (us)\n"
+            "module,operator,M_bytes,corrected_us\n"
             "Dense_MLP,allreduce,458752,2.6543\n"
             "MLA,allgather,1179648,2.3284\n"
             "MLA,reducescatter,1048576,2.1464\n"

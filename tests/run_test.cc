@@ -23,8 +23,13 @@ TEST(ParseByteSizeTest, BinaryUnits) {
   EXPECT_EQ(*ParseByteSize("1MiB"), 1048576u);
   EXPECT_EQ(*ParseByteSize("448k"), 458752u);
   EXPECT_EQ(*ParseByteSize("7B"), 7u);
-  EXPECT_THAT(ParseByteSize("1.5M").status().message(),
-              HasSubstr("bad byte size '1.5M'"));
+  EXPECT_EQ(*ParseByteSize("1MB"), 1048576u);
+  EXPECT_EQ(*ParseByteSize("1.5M"), 1572864u);
+  EXPECT_EQ(*ParseByteSize("0.5K"), 512u);
+  EXPECT_THAT(ParseByteSize("1.3K").status().message(),
+              HasSubstr("bad byte size '1.3K': not a whole number of bytes"));
+  EXPECT_FALSE(ParseByteSize(".").ok());
+  EXPECT_FALSE(ParseByteSize("1.5.2M").ok());
   EXPECT_FALSE(ParseByteSize("").ok());
   EXPECT_FALSE(ParseByteSize("M").ok());
   EXPECT_FALSE(ParseByteSize("12Q").ok());

@@ -1,0 +1,147 @@
+#include "cli/point.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "collectives/collective.h"
+#include "collectives/groups.h"
+#include "collectives/lower.h"
+#include "collectives/math.h"
+#include "hw/budget.h"
+#include "hw/topology.h"
+#include "import/msccl_import.h"
+#include "replay/engine.h"
+#include "trace/decode.h"
+
+namespace ccreplay {
+namespace {
+
+using TopoSpec = std::pair<TopologyKind, TopologyParams>;
+
+// --algo msccl:PATH.xml: the imported algorithm, which must be the op and N
+// of the point (docs/import-msccl.md).
+absl::StatusOr<v1::Trace> ImportForPoint(const std::string& path,
+                                         const PointSpec& p, const HwConfig& hw,
+                                         const TopoSpec& topo) {
+  MscclImportOptions opt;
+  opt.bytes = p.bytes;
+  opt.engines_per_channel = p.cdma;
+  opt.topology = topo;
+  auto trace = ImportMscclFile(path, hw, opt);
+  if (!trace.ok()) return trace.status();
+  const v1::CollectiveInfo& c = trace->header().collective();
+  if (c.op() != p.op || c.n() != p.n || p.group_size != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": a ", CollectiveOpName(c.op()), " of ", c.n(),
+        " ranks; the comparison is --op ", CollectiveOpName(p.op), " --n ", p.n,
+        p.group_size != 0 ? " with groups (not supported for msccl:)" : ""));
+  }
+  return trace;
+}
+
+absl::Status Where(const std::string& where, const absl::Status& s) {
+  return absl::Status(s.code(), absl::StrCat(where, s.message()));
+}
+
+// The trace of the point: lowered, or imported for msccl:.
+absl::StatusOr<v1::Trace> PointTrace(const HwConfig& hw, const PointSpec& p,
+                                     const TopoSpec& topo) {
+  if (absl::StartsWith(p.algorithm, "msccl:")) {
+    return ImportForPoint(p.algorithm.substr(6), p, hw, topo);
+  }
+  CollectiveSpec spec;
+  spec.op = p.op;
+  spec.n = p.n;
+  spec.group_size = p.group_size;
+  spec.bytes = p.bytes;
+  spec.algorithm = p.algorithm;
+  spec.topology = topo.first;
+  spec.cdma_engines = p.cdma;
+  spec.chunk_bytes = p.chunk;
+  return LowerCollective(spec, hw);
+}
+
+}  // namespace
+
+std::optional<double> PointResult::ReplayOverMath() const {
+  if (!math_us || *math_us <= 0) return std::nullopt;
+  return replay_us / *math_us;
+}
+
+double OrNan(const std::optional<double>& v) {
+  return v ? *v : std::numeric_limits<double>::quiet_NaN();
+}
+
+std::vector<NamedPath> MscclInputs(const std::vector<std::string>& algos) {
+  std::vector<NamedPath> out;
+  for (const std::string& algo : algos) {
+    if (absl::StartsWith(algo, "msccl:")) {
+      out.push_back({"--algo", algo.substr(6)});
+    }
+  }
+  return out;
+}
+
+Json BreakdownJson(const Breakdown& b) {
+  Json j = Json::object();
+  for (int c = 0; c < kNumPathCauses; ++c) {
+    j[std::string(PathCauseName(static_cast<PathCause>(c)))] =
+        b.by_cause[c].us();
+  }
+  return j;
+}
+
+absl::StatusOr<PointResult> RunPoint(const HwConfig& base_hw,
+                                     const PointSpec& p) {
+  auto topo = ParseTopologySpec(p.topology_text, base_hw.topology_params);
+  if (!topo.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--topology '", p.topology_text, "': ", topo.status().message()));
+  }
+  HwConfig hw = base_hw;
+  hw.topology = topo->first;
+  hw.topology_params = topo->second;
+  const std::string where =
+      absl::StrCat(p.algorithm, " on ", p.topology_text, ": ");
+  auto trace = PointTrace(hw, p, *topo);
+  if (!trace.ok()) return Where(where, trace.status());
+  auto program = ValidateAndDecode(*trace, hw.Target());
+  if (!program.ok()) return program.status();
+  auto topology = Topology::Build(topo->first, p.n, topo->second);
+  if (!topology.ok()) return Where(where, topology.status());
+  if (auto s = CheckReplayBudget(*program, hw, *topology, {}); !s.ok()) {
+    return Where(where, s);
+  }
+  ReplayOptions options;
+  options.max_events = kDefaultMaxEvents;
+  auto result = Replay(*program, hw, *topology, options);
+  if (!result.ok()) return Where(where, result.status());
+  auto breakdown = CriticalPathBreakdown(*program, *result, hw, *topology);
+  if (!breakdown.ok()) return Where(where, breakdown.status());
+  PointResult r;
+  r.group = p.group_size == 0 ? p.n : p.group_size;
+  const std::vector<TimePs> groups = GroupTimes(result->chip_finish, r.group);
+  TimePs fastest = groups.empty() ? TimePs() : groups[0];
+  for (TimePs x : groups) fastest = std::min(fastest, x);
+  r.label = absl::StartsWith(p.algorithm, "msccl:")
+                ? absl::StrCat("msccl:", trace->header().source().file())
+                : p.algorithm;
+  r.topology = TopologySpecString(topo->first, topo->second);
+  r.groups = groups.size();
+  r.bytes = p.bytes;
+  r.replay_us = result->makespan.us();
+  r.fastest_group_us = fastest.us();
+  auto math = MathTimeUs(p.op, r.group, p.bytes, topo->first,
+                         MathParamsFromHw(base_hw));
+  if (math.ok()) r.math_us = *math;
+  r.algbw_gbps = AlgBwGBps(p.bytes, r.replay_us);
+  r.busbw_gbps = BusBwGBps(p.op, r.group, p.bytes, r.replay_us);
+  r.events = result->events;
+  r.breakdown = *breakdown;
+  return r;
+}
+
+}  // namespace ccreplay

@@ -1,0 +1,69 @@
+// One point of a comparison or a sweep: a collective of one size lowered (or
+// imported from MSCCL-IR XML) for one algorithm, replayed on one topology,
+// with the Math baseline beside it. `ccreplay compare` runs one point per
+// (topology, algorithm) and `ccreplay sweep` one per (op, topology,
+// algorithm, N, size); both tabulate the PointResult.
+#ifndef CCREPLAY_CLI_POINT_H_
+#define CCREPLAY_CLI_POINT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "base/file_util.h"
+#include "base/json.h"
+#include "hw/config.h"
+#include "proto/trace.pb.h"
+#include "replay/breakdown.h"
+
+namespace ccreplay {
+
+struct PointSpec {
+  v1::CollectiveOp op = v1::ALLREDUCE;
+  uint32_t n = 8;
+  uint32_t group_size = 0;  // 0 = one group of n
+  uint64_t bytes = 0;
+  uint64_t chunk = 0;
+  uint32_t cdma = 0;
+  std::string algorithm;      // a lowering's name or msccl:PATH.xml
+  std::string topology_text;  // as given on the command line
+};
+
+struct PointResult {
+  std::string label;     // the algorithm, or msccl:<file name>
+  std::string topology;  // TopologySpecString of the topology replayed
+  uint32_t group = 0;    // chips per group
+  uint64_t groups = 0;
+  uint64_t bytes = 0;
+  double replay_us = 0;
+  double fastest_group_us = 0;
+  std::optional<double> math_us;  // none where Math has no formula
+  double algbw_gbps = 0;
+  double busbw_gbps = 0;
+  uint64_t events = 0;
+  Breakdown breakdown;  // the replay's critical path
+
+  // replay / Math, or none without Math.
+  std::optional<double> ReplayOverMath() const;
+};
+
+// Lowers (or imports) and replays `p` on `base_hw` with the topology
+// p.topology_text. Errors name the algorithm and topology ("hd on ring: ...")
+// or the bad --topology text.
+absl::StatusOr<PointResult> RunPoint(const HwConfig& base_hw,
+                                     const PointSpec& p);
+
+// The files --algo msccl:PATH.xml reads: inputs an output must not replace.
+std::vector<NamedPath> MscclInputs(const std::vector<std::string>& algos);
+
+// The critical path by mechanism, {"cdma_startup": us, ...}.
+Json BreakdownJson(const Breakdown& b);
+
+// NaN for none: what Table prints as "-" and JSON as null.
+double OrNan(const std::optional<double>& v);
+
+}  // namespace ccreplay
+
+#endif  // CCREPLAY_CLI_POINT_H_

@@ -1,0 +1,61 @@
+// A progress bar on standard error for the long commands (sweep, compare,
+// baseline): steps done of the total, simulated events per second, and the
+// estimated time left. Shown only when standard error is a terminal and the
+// command was not given --quiet, so pipes, files and tests see nothing.
+// Thread-safe: workers of a pool may report their steps.
+#ifndef CCREPLAY_CLI_PROGRESS_H_
+#define CCREPLAY_CLI_PROGRESS_H_
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <mutex>
+#include <string>
+
+namespace ccreplay {
+
+class Progress {
+ public:
+  // `what` names the steps ("points", "rows").
+  Progress(size_t total, bool quiet, const char* what)
+      : total_(total),
+        enabled_(!quiet && total > 0 && isatty(STDERR_FILENO) != 0),
+        what_(what) {}
+
+  // One more step done, which simulated `events` events.
+  void Done(uint64_t events) {
+    if (!enabled_) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    ++done_;
+    events_ += events;
+    const double s =
+        std::chrono::duration<double>(Clock::now() - start_).count();
+    const double eta =
+        s / static_cast<double>(done_) * static_cast<double>(total_ - done_);
+    const size_t width = 30;
+    const size_t filled = width * done_ / total_;
+    std::fprintf(stderr, "\r[%s%s] %zu/%zu %s, %.2f M events/s, ETA %ds ",
+                 std::string(filled, '#').c_str(),
+                 std::string(width - filled, ' ').c_str(), done_, total_, what_,
+                 s > 0 ? static_cast<double>(events_) / s / 1e6 : 0.0,
+                 static_cast<int>(eta + 0.5));
+    if (done_ == total_) std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  const size_t total_;
+  const bool enabled_;
+  const char* const what_;
+  std::mutex mu_;
+  size_t done_ = 0;
+  uint64_t events_ = 0;
+  Clock::time_point start_ = Clock::now();
+};
+
+}  // namespace ccreplay
+
+#endif  // CCREPLAY_CLI_PROGRESS_H_
