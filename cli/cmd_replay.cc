@@ -12,6 +12,7 @@
 #include "collectives/collective.h"
 #include "collectives/lower.h"
 #include "import/msccl_import.h"
+#include "replay/fluid_engine.h"
 #include "replay/timeline.h"
 #include "trace/trace_io.h"
 
@@ -24,7 +25,8 @@ struct ReplayArgs {
   std::string timeline;
   uint64_t max_events = 0;
   bool links = false;
-  MscclFlags msccl;  // when the input is MSCCL-IR XML
+  std::string engine = "packet";  // or "fluid" (replay/fluid_engine.h)
+  MscclFlags msccl;               // when the input is MSCCL-IR XML
 };
 
 // Per-chip finish times and bytes: printed, and the CSV and JSON "chips".
@@ -51,6 +53,7 @@ void PrintSummary(const ReplayArgs& a, const v1::Trace& trace,
   const ReplayResult& r = run.result;
   out << "trace " << a.trace << " on " << hw.name << ", topology "
       << TopologySpecString(run.topology->kind(), run.topology->params())
+      << (a.engine == "fluid" ? ", fluid engine (flows, no packets)" : "")
       << "\n"
       << "total " << PsToUsString(r.makespan) << " us (all streams done)"
       << ", drained " << PsToUsString(r.drained) << " us, " << r.events
@@ -92,6 +95,7 @@ std::string ReplayJson(const ReplayArgs& a, const HwConfig& hw,
                        const Table& links, const Table& path) {
   return JsonText({{"trace", a.trace},
                    {"hw", hw.name},
+                   {"engine", a.engine},
                    {"total_us", r.makespan.us()},
                    {"drained_us", r.drained.us()},
                    {"events", r.events},
@@ -139,7 +143,9 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   if (!trace.ok()) return Fail(trace.status());
   ReplayOptions opt;
   opt.max_events = a.max_events;
-  auto run = ReplayTrace(*trace, *hw, topo, opt);
+  const bool fluid = a.engine == "fluid";
+  auto run =
+      ReplayTrace(*trace, *hw, topo, opt, fluid ? &ReplayFluid : &Replay);
   if (!run.ok())
     return Fail(
         absl::Status(run.status().code(),
@@ -149,10 +155,17 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   if (!chips.ok()) return Fail(chips.status());
   auto links = LinkTable(*run->topology, r, *hw);
   if (!links.ok()) return Fail(links.status());
-  auto path = CriticalPathBreakdown(run->program, r, *hw, *run->topology);
-  if (!path.ok()) return Fail(path.status());
-  auto path_table = BreakdownTable(*path);
-  if (!path_table.ok()) return Fail(path_table.status());
+  // The breakdown walks packet-level causes (queueing, serialisation per
+  // hop, lane groups): the fluid engine has none of them, so it has none.
+  absl::StatusOr<Table> path_table =
+      Table({Table::Column::String("mechanism"), Table::Column::Double("us", 6),
+             Table::Column::Double("share", 3)});
+  if (!fluid) {
+    auto path = CriticalPathBreakdown(run->program, r, *hw, *run->topology);
+    if (!path.ok()) return Fail(path.status());
+    path_table = BreakdownTable(*path);
+    if (!path_table.ok()) return Fail(path_table.status());
+  }
   std::vector<OutputFile> outputs = ReplayOutputs(c, a);
   if (!a.timeline.empty()) outputs[0].contents = TimelineJson(run->program, r);
   outputs[1].contents = chips->ToCsv();
@@ -162,8 +175,9 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   }
   // The report, only once the outputs are written.
   PrintSummary(a, *trace, *hw, *run, std::cout);
-  std::cout << chips->ToText() << "critical path by mechanism:\n"
-            << path_table->ToText();
+  std::cout << chips->ToText() << "critical path by mechanism:"
+            << (fluid ? " n/a with the fluid engine\n"
+                      : "\n" + path_table->ToText());
   if (a.links) {
     std::cout << links->ToText();
   } else {
@@ -196,6 +210,10 @@ void AddReplayCommand(CLI::App& app, int* exit_code) {
                   "write a Chrome/Perfetto JSON timeline");
   cmd->add_flag("--links", args->replay.links,
                 "print every link's use and queueing");
+  cmd->add_option("--engine", args->replay.engine,
+                  "packet (default: packet-level) or fluid (flows sharing "
+                  "links max-min fairly; docs/models.md, \"Fluid engine\")")
+      ->check(CLI::IsMember({"packet", "fluid"}));
   AddUnsignedOption(cmd, "--max-events", args->replay.max_events,
                     "stop with an error after this many events (0 = no "
                     "limit)");

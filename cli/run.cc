@@ -38,7 +38,8 @@ absl::StatusOr<TopologyChoice> ChooseTopology(
 absl::StatusOr<RunOutcome> ReplayTrace(const v1::Trace& trace,
                                        const HwConfig& hw,
                                        std::optional<TopologyChoice> topology,
-                                       const ReplayOptions& options) {
+                                       const ReplayOptions& options,
+                                       ReplayFn engine) {
   auto choice = ChooseTopology(trace, hw, topology);
   if (!choice.ok()) return choice.status();
   auto program = ValidateAndDecode(trace, hw.Target());
@@ -47,7 +48,7 @@ absl::StatusOr<RunOutcome> ReplayTrace(const v1::Trace& trace,
       Topology::Build(choice->kind, program->num_chips,
                       choice->params ? *choice->params : hw.topology_params);
   if (!topo.ok()) return topo.status();
-  auto result = Replay(*program, hw, *topo, options);
+  auto result = engine(*program, hw, *topo, options);
   if (!result.ok()) return result.status();
   RunOutcome out;
   out.program = *std::move(program);

@@ -51,11 +51,19 @@ absl::StatusOr<TopologyChoice> ChooseTopology(
     const v1::Trace& trace, const HwConfig& hw,
     std::optional<TopologyChoice> override_choice);
 
-// Validates, decodes and replays `trace`.
+// An engine: Replay (replay/engine.h, packets) or ReplayFluid
+// (replay/fluid_engine.h, flows).
+using ReplayFn = absl::StatusOr<ReplayResult> (*)(const Program&,
+                                                  const HwConfig&,
+                                                  const Topology&,
+                                                  const ReplayOptions&);
+
+// Validates, decodes and replays `trace` on `engine`.
 absl::StatusOr<RunOutcome> ReplayTrace(const v1::Trace& trace,
                                        const HwConfig& hw,
                                        std::optional<TopologyChoice> topology,
-                                       const ReplayOptions& options);
+                                       const ReplayOptions& options,
+                                       ReplayFn engine = &Replay);
 
 // Lowers `spec` and replays it on spec.topology.
 absl::StatusOr<RunOutcome> LowerAndReplay(const CollectiveSpec& spec,
