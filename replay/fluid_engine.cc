@@ -16,6 +16,7 @@
 #include "hw/cdma.h"
 #include "hw/events.h"
 #include "hw/message.h"
+#include "replay/flow_net.h"
 
 namespace ccreplay {
 namespace {
@@ -25,7 +26,7 @@ namespace {
 // kMsgCount).
 enum FluidEventKind : uint32_t {
   kFlowsChanged = 100,  // recompute the rates (once per batch of changes)
-  kFlowsDone,           // a = epoch: the first flow(s) of these rates end
+  kFlowEvent,           // a = flow, b = version: it ends or frees its engine
   kDataLanded,          // a = op: the last byte is in the destination GMEM
   kAcked,               // a = op: its acknowledgement is back at the source
   kMsgArrived,          // a = op (RemoteMsgSend): at its destination
@@ -58,15 +59,15 @@ struct Pair {
 };
 
 // One remote data transfer in flight.
+// Its links, demand (wire bytes/s its engine can feed; 0 = unbounded) and
+// rate live in the FlowNet under the same id.
 struct ActiveFlow {
   uint32_t op = 0;
   uint32_t engine = 0;
-  TimePs start;
-  double left = 0;    // wire bytes still to pass
-  double demand = 0;  // wire bytes/s its engine can feed; 0 = unbounded
-  double rate = 0;    // wire bytes/s, from the last allocation
-  std::vector<uint32_t> links;
-  TimePs tail;  // its last packet's hops once the fluid has passed
+  uint32_t version = 0;  // of its pending kFlowEvent
+  TimePs anchor;         // `left` is as of this time
+  double left = 0;       // wire bytes still to pass
+  TimePs tail;           // its last packet's hops once the fluid has passed
   // The engine is free once only `staged` wire bytes are left (they wait in
   // its staging queues at the port) but not before it has read them all at
   // its own rate (`read_by`).
@@ -105,7 +106,12 @@ class FluidSim {
  public:
   FluidSim(const Program& p, const HwConfig& hw, const Topology& topo,
            const ReplayOptions& opt)
-      : p_(p), hw_(hw), topo_(topo), opt_(opt), cdma_(hw, p.num_chips, q_) {}
+      : p_(p),
+        hw_(hw),
+        topo_(topo),
+        opt_(opt),
+        cdma_(hw, p.num_chips, q_),
+        net_(topo.links().size(), static_cast<double>(hw.link_bytes_per_s)) {}
 
   absl::StatusOr<ReplayResult> Run();
   const FluidStats& stats() const { return stats_; }
@@ -152,12 +158,15 @@ class FluidSim {
                     hw_.message_payload_bytes + hw_.packet_header_bytes);
   }
   void StartFlow(uint32_t e, uint32_t g, TimePs now);
-  void Advance(TimePs now);
+  // Moves flow `id`'s bytes on to `now` at its current rate.
+  void Advance(uint32_t id, TimePs now);
   void MarkChanged(TimePs now);
   void Reallocate(TimePs now);
-  void FlowsDone(TimePs now);
-  // When `f` lets its engine go, at the rates as of now.
-  TimePs ReleaseAt(const ActiveFlow& f, TimePs now) const;
+  // Schedules flow `id`'s next kFlowEvent at its current rate.
+  void Schedule(uint32_t id, TimePs now);
+  void OnFlowEvent(uint32_t id, uint32_t version, TimePs now);
+  // When flow `id` lets its engine go, at the rates as of now.
+  TimePs ReleaseAt(uint32_t id, TimePs now) const;
 
   std::string DescribeStuck() const;
 
@@ -177,11 +186,9 @@ class FluidSim {
   std::vector<Stream> streams_;
   absl::flat_hash_map<uint64_t, Pair> pairs_;
 
-  std::vector<ActiveFlow> flows_;  // in start order: deterministic
-  TimePs anchor_;                  // flows_[i].left is as of this time
-  uint32_t epoch_ = 0;             // bumps whenever the flow set changes
+  FlowNet net_;
+  std::vector<ActiveFlow> flows_;  // by FlowNet id
   bool changed_ = false;           // a kFlowsChanged is pending
-  std::vector<double> capacity_;   // per link, wire bytes/s
 };
 
 absl::Status FluidSim::Flatten() {
@@ -215,8 +222,6 @@ absl::Status FluidSim::Flatten() {
   r_.bytes_received.assign(p_.num_chips, 0);
   r_.bytes_local.assign(p_.num_chips, 0);
   r_.links.resize(topo_.links().size());
-  capacity_.assign(topo_.links().size(),
-                   static_cast<double>(hw_.link_bytes_per_s));
   return absl::OkStatus();
 }
 
@@ -263,8 +268,8 @@ void FluidSim::Dispatch(const Event& ev, TimePs now) {
     case kFlowsChanged:
       Reallocate(now);
       break;
-    case kFlowsDone:
-      if (ev.a == epoch_) FlowsDone(now);
+    case kFlowEvent:
+      OnFlowEvent(ev.a, ev.b, now);
       break;
     case kDataLanded:
       Landed(ev.a, now);
@@ -507,27 +512,27 @@ void FluidSim::StartFlow(uint32_t e, uint32_t g, TimePs now) {
   const Instr& in = InstrAt(g);
   const uint32_t chip = r_.instrs[g].chip;
   const Wire wire = WireOf(hw_, in.bytes);
-  Advance(now);
+  std::vector<uint32_t> links = Route(chip, in.peer, in.qp_id);
   ActiveFlow f;
   f.op = g;
   f.engine = e;
-  f.start = now;
+  f.anchor = now;
   f.left = static_cast<double>(wire.bytes);
+  f.tail = PathTime(links, wire.tail);
   // The engine reads payload at cdma_bytes_per_s: on the wire that is
   // wire / payload as fast.
   f.read_by = now + hw_.CdmaReadTime(in.bytes);
+  double demand = 0;
   if (hw_.cdma_bytes_per_s != 0 && in.bytes > 0) {
-    f.demand = static_cast<double>(hw_.cdma_bytes_per_s) *
-               static_cast<double>(wire.bytes) / static_cast<double>(in.bytes);
+    demand = static_cast<double>(hw_.cdma_bytes_per_s) *
+             static_cast<double>(wire.bytes) / static_cast<double>(in.bytes);
   }
   // Staging: cdma.staging_packets packets per lane group.
   f.staged = std::min<double>(
       f.left, static_cast<double>(hw_.cdma_staging_packets) * hw_.lane_groups *
                   (hw_.packet_payload_bytes + hw_.packet_header_bytes));
-  f.links = Route(chip, in.peer, in.qp_id);
-  f.tail = PathTime(f.links, wire.tail);
   r_.bytes_sent[chip] += in.bytes;
-  for (uint32_t l : f.links) {
+  for (uint32_t l : links) {
     LinkStats& s = r_.links[l];
     s.packets += wire.packets;
     s.wire_bytes += wire.bytes;
@@ -537,92 +542,96 @@ void FluidSim::StartFlow(uint32_t e, uint32_t g, TimePs now) {
                                         hw_.link_bytes_per_s);
     s.first_start = std::min(s.first_start, now);
   }
+  const uint32_t id = net_.Add(std::move(links), demand);
+  if (flows_.size() <= id) flows_.resize(id + 1);
+  f.version = flows_[id].version + 1;  // a reused id: old events are stale
+  flows_[id] = f;
   cdma_.engine(e).current = g;  // the engine's data phase: one at a time
-  flows_.push_back(std::move(f));
   ++stats_.flows;
   MarkChanged(now);
 }
 
-// Moves every flow's bytes on to `now` at its current rate.
-void FluidSim::Advance(TimePs now) {
-  if (now == anchor_) return;
-  const double dt_s = (now - anchor_).ps() * 1e-12;
-  for (ActiveFlow& f : flows_) f.left -= f.rate * dt_s;
-  anchor_ = now;
+void FluidSim::Advance(uint32_t id, TimePs now) {
+  ActiveFlow& f = flows_[id];
+  f.left -= net_.rate(id) * ((now - f.anchor).ps() * 1e-12);
+  f.anchor = now;
 }
 
 void FluidSim::MarkChanged(TimePs now) {
-  ++epoch_;  // the pending kFlowsDone was computed for the old set
   if (changed_) return;
   changed_ = true;
   q_.Push(now, kFlowsChanged, 0);
 }
 
-// The max-min allocation of the flows in flight, and the time the first of
-// them ends.
+// New max-min rates around the flows that started, ended or changed.
 void FluidSim::Reallocate(TimePs now) {
   changed_ = false;
-  Advance(now);
-  if (flows_.empty()) return;
-  std::vector<FluidFlow> problem(flows_.size());
-  for (size_t i = 0; i < flows_.size(); ++i) {
-    problem[i].resources = flows_[i].links;
-    problem[i].demand_bps = flows_[i].demand;
+  const uint64_t before = net_.solves();
+  const std::vector<FlowNet::Change>& changed = net_.Reallocate();
+  stats_.recomputes += net_.solves() - before;
+  stats_.solved_flows = net_.solved_flows();
+  for (const FlowNet::Change& c : changed) {
+    // The bytes moved so far went at the old rate.
+    ActiveFlow& f = flows_[c.id];
+    f.left -= c.old_rate * ((now - f.anchor).ps() * 1e-12);
+    f.anchor = now;
+    Schedule(c.id, now);
   }
-  const std::vector<double> rate = MaxMinRates(capacity_, problem);
-  ++stats_.recomputes;
-  TimePs next = TimePs::Max();
-  for (size_t i = 0; i < flows_.size(); ++i) {
-    ActiveFlow& f = flows_[i];
-    f.rate = rate[i];
-    next = std::min(next, now + PsToPass(std::max(f.left, 0.0), f.rate));
-    if (f.holds_engine) next = std::min(next, ReleaseAt(f, now));
-  }
-  q_.Push(next, kFlowsDone, epoch_);
+}
+
+void FluidSim::Schedule(uint32_t id, TimePs now) {
+  ActiveFlow& f = flows_[id];
+  ++f.version;
+  TimePs next = now + PsToPass(std::max(f.left, 0.0), net_.rate(id));
+  if (f.holds_engine) next = std::min(next, ReleaseAt(id, now));
+  q_.Push(next, kFlowEvent, id, f.version);
 }
 
 // A flow running at its engine's rate stages nothing (the port takes each
 // packet as it is read): its engine is busy to the end. Otherwise the engine
 // runs ahead of the links by what its staging queues hold.
-TimePs FluidSim::ReleaseAt(const ActiveFlow& f, TimePs now) const {
+TimePs FluidSim::ReleaseAt(uint32_t id, TimePs now) const {
+  const ActiveFlow& f = flows_[id];
+  const double rate = net_.rate(id);
+  const double demand = net_.demand(id);
   const double left = std::max(f.left, 0.0);
-  if (f.demand > 0 && f.rate >= f.demand * (1 - 1e-9)) {
-    return now + PsToPass(left, f.rate);
+  if (demand > 0 && rate >= demand * (1 - 1e-9)) {
+    return now + PsToPass(left, rate);
   }
-  return Max(f.read_by, now + PsToPass(std::max(left - f.staged, 0.0), f.rate));
+  return Max(f.read_by, now + PsToPass(std::max(left - f.staged, 0.0), rate));
 }
 
-void FluidSim::FlowsDone(TimePs now) {
-  Advance(now);
-  size_t kept = 0;
-  std::vector<ActiveFlow> ended;
-  std::vector<uint32_t> freed;  // engines
-  for (size_t i = 0; i < flows_.size(); ++i) {
-    ActiveFlow& f = flows_[i];
-    // Less than a picosecond of bytes left counts as none (ends are
-    // rounded up to the picosecond).
-    const bool done = f.left <= f.rate * 1e-12;
-    if (f.holds_engine && (done || ReleaseAt(f, now) <= now)) {
-      f.holds_engine = false;
-      f.demand = 0;  // what is staged drains at the links' pace
-      freed.push_back(f.engine);
-    }
-    if (done) {
-      ended.push_back(std::move(f));
-    } else {
-      if (kept != i) flows_[kept] = std::move(f);  // no self-move
-      ++kept;
+void FluidSim::OnFlowEvent(uint32_t id, uint32_t version, TimePs now) {
+  if (flows_[id].version != version) return;  // rates changed since
+  Advance(id, now);
+  ActiveFlow& f = flows_[id];
+  // Less than a picosecond of bytes left counts as none (ends are rounded
+  // up to the picosecond).
+  const bool done = f.left <= net_.rate(id) * 1e-12;
+  const uint32_t engine = f.engine;
+  bool free_engine = false;
+  if (f.holds_engine && (done || ReleaseAt(id, now) <= now)) {
+    f.holds_engine = false;
+    free_engine = true;
+    if (!done && net_.demand(id) > 0) {
+      net_.SetDemand(id, 0);  // what is staged drains at the links' pace
+      MarkChanged(now);
     }
   }
-  flows_.resize(kept);
-  for (const ActiveFlow& f : ended) {
-    for (uint32_t l : f.links) {
+  if (done) {
+    for (uint32_t l : net_.links(id)) {
       r_.links[l].last_end = Max(r_.links[l].last_end, now);
     }
     q_.Push(now + f.tail, kDataLanded, f.op);
+    ++f.version;
+    net_.Remove(id);
+    MarkChanged(now);
+  } else {
+    Schedule(id, now);
   }
-  for (uint32_t e : freed) EndPhase(e, now);
-  MarkChanged(now);
+  // Last: starting the engine's next instruction may add a flow (and move
+  // flows_).
+  if (free_engine) EndPhase(engine, now);
 }
 
 std::string FluidSim::DescribeStuck() const {

@@ -31,8 +31,9 @@
 namespace ccreplay {
 
 struct FluidStats {
-  uint64_t flows = 0;       // remote data transfers replayed as flows
-  uint64_t recomputes = 0;  // max-min allocations computed
+  uint64_t flows = 0;         // remote data transfers replayed as flows
+  uint64_t recomputes = 0;    // max-min allocations computed
+  uint64_t solved_flows = 0;  // flows in them, summed
 };
 
 // Replays `program` like Replay() (same REQUIRES, same errors, same

@@ -3,15 +3,18 @@
 // packet engine on the topologies of the models' accuracy sweep.
 #include "replay/fluid_engine.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "base/max_min.h"
 #include "cli/run.h"
 #include "collectives/lower.h"
 #include "gtest/gtest.h"
 #include "hw/config.h"
 #include "hw/topology.h"
+#include "replay/flow_net.h"
 
 namespace ccreplay {
 namespace {
@@ -173,6 +176,64 @@ TEST(FluidEngineTest, AWaitNeverSatisfiedIsADeadlockNamingIt) {
   EXPECT_NE(r.status().message().find("chip 1, stream 0, instruction 0"),
             std::string::npos)
       << r.status();
+}
+
+// FlowNet's local updates give the global max-min rates: flows over
+// 2-3 of 8 links (a fixed pseudo-random pattern), some capped, added,
+// removed and re-capped, checked against MaxMinRates over all live flows.
+TEST(FlowNetTest, LocalUpdatesEqualTheGlobalAllocation) {
+  constexpr double kCap = 100;
+  FlowNet net(8, kCap);
+  std::vector<std::vector<uint32_t>> links;
+  std::vector<double> demand;
+  std::vector<uint32_t> ids;
+  std::vector<bool> live;
+  uint32_t x = 12345;
+  const auto next = [&x](uint32_t m) {
+    x = x * 1103515245u + 12345u;
+    return (x >> 16) % m;
+  };
+  const auto check = [&](const char* when) {
+    net.Reallocate();
+    std::vector<FluidFlow> all;
+    std::vector<uint32_t> which;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (!live[i]) continue;
+      all.push_back({links[i], demand[i], 0});
+      which.push_back(static_cast<uint32_t>(i));
+    }
+    const std::vector<double> want =
+        MaxMinRates(std::vector<double>(8, kCap), all);
+    for (size_t k = 0; k < which.size(); ++k) {
+      EXPECT_NEAR(net.rate(ids[which[k]]), want[k], 1e-6)
+          << when << ": flow " << which[k];
+    }
+  };
+  for (int i = 0; i < 30; ++i) {
+    std::vector<uint32_t> l = {next(8)};
+    while (l.size() < 2 + next(2)) {
+      const uint32_t c = next(8);
+      if (std::find(l.begin(), l.end(), c) == l.end()) l.push_back(c);
+    }
+    links.push_back(l);
+    demand.push_back(next(3) == 0 ? 5.0 + next(20) : 0.0);
+    ids.push_back(net.Add(l, demand.back()));
+    live.push_back(true);
+    if (i % 7 == 6) check("after adding");
+  }
+  check("all added");
+  for (size_t i = 0; i < ids.size(); i += 3) {
+    net.Remove(ids[i]);
+    live[i] = false;
+    if (i % 9 == 0) check("while removing");
+  }
+  check("a third removed");
+  for (size_t i = 1; i < ids.size(); i += 4) {
+    if (!live[i]) continue;
+    demand[i] = demand[i] > 0 ? 0.0 : 3.0;
+    net.SetDemand(ids[i], demand[i]);
+  }
+  check("demands changed");
 }
 
 struct Case {
