@@ -6,7 +6,9 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
+#include <map>
 #include <optional>
+#include <tuple>
 
 #include "collectives/lower.h"
 #include "hw/config.h"
@@ -18,35 +20,39 @@
 namespace ccreplay {
 namespace {
 
-constexpr uint64_t kBytes = 1'835'008;
+constexpr uint64_t kAllToAllBytes = 1'835'008;
 
 struct Prepared {
   Program program;
   std::optional<Topology> topology;
 };
 
-// Lowered once per chip count and kept: the benchmark times replays only.
-const Prepared& AllToAll(uint32_t n) {
-  static std::optional<Prepared> cached;
-  static uint32_t cached_n = 0;
-  if (cached_n == n) return *cached;
+// Lowered on the fat-tree once per (op, chips, bytes) and kept: the
+// benchmarks time replays only.
+const Prepared& Lowered(v1::CollectiveOp op, const char* algo, uint32_t n,
+                        uint64_t bytes) {
+  static std::map<std::tuple<int, uint32_t, uint64_t>, Prepared> cache;
+  const auto key = std::make_tuple(static_cast<int>(op), n, bytes);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
   CollectiveSpec spec;
-  spec.op = v1::ALLTOALL;
+  spec.op = op;
   spec.n = n;
-  spec.bytes = kBytes;
-  spec.algorithm = "pairwise";
+  spec.bytes = bytes;
+  spec.algorithm = algo;
   spec.topology = TopologyKind::kBoardFatTree;
   const HwConfig& hw = DefaultTps186();
   auto trace = LowerCollective(spec, hw);
   if (!trace.ok()) std::abort();
   auto program = ValidateAndDecode(*trace, hw.Target());
   if (!program.ok()) std::abort();
-  Prepared p;
+  Prepared& p = cache[key];
   p.program = *std::move(program);
   p.topology = *Topology::Build(TopologyKind::kBoardFatTree, n);
-  cached = std::move(p);
-  cached_n = n;
-  return *cached;
+  return p;
+}
+
+const Prepared& AllToAll(uint32_t n) {
+  return Lowered(v1::ALLTOALL, "pairwise", n, kAllToAllBytes);
 }
 
 void Report(benchmark::State& state, const ReplayResult& r, double flows) {
@@ -59,8 +65,7 @@ void Report(benchmark::State& state, const ReplayResult& r, double flows) {
   state.counters["makespan_us"] = r.makespan.us();
 }
 
-void BM_FluidAllToAll(benchmark::State& state) {
-  const Prepared& p = AllToAll(static_cast<uint32_t>(state.range(0)));
+void FluidLoop(benchmark::State& state, const Prepared& p) {
   ReplayResult last;
   FluidStats stats;
   for (auto _ : state) {
@@ -76,6 +81,10 @@ void BM_FluidAllToAll(benchmark::State& state) {
   state.counters["solves"] = static_cast<double>(stats.recomputes);
   state.counters["solved_flows"] = static_cast<double>(stats.solved_flows);
 }
+
+void BM_FluidAllToAll(benchmark::State& state) {
+  FluidLoop(state, AllToAll(static_cast<uint32_t>(state.range(0))));
+}
 // 1024 chips (the size) is out of reach: see docs/models.md,
 // "Fluid engine", for why and for the figures at 32 and 64 chips.
 BENCHMARK(BM_FluidAllToAll)
@@ -86,8 +95,7 @@ BENCHMARK(BM_FluidAllToAll)
 
 // The packet engine on the same trace; flows/s counts its remote transfers
 // the same way (one per data-moving instruction to another chip).
-void BM_PacketAllToAll(benchmark::State& state) {
-  const Prepared& p = AllToAll(static_cast<uint32_t>(state.range(0)));
+void PacketLoop(benchmark::State& state, const Prepared& p) {
   ReplayResult last;
   for (auto _ : state) {
     auto r = Replay(p.program, DefaultTps186(), *p.topology);
@@ -107,9 +115,33 @@ void BM_PacketAllToAll(benchmark::State& state) {
   }
   Report(state, last, flows);
 }
+
+void BM_PacketAllToAll(benchmark::State& state) {
+  PacketLoop(state, AllToAll(static_cast<uint32_t>(state.range(0))));
+}
 BENCHMARK(BM_PacketAllToAll)
     ->Arg(32)
     ->Arg(64)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
+
+// Where flows pay off: few, large transfers. Ring AllReduce over 64 chips
+// on the fat-tree, range(0) bytes.
+void BM_FluidRingAllReduce64(benchmark::State& state) {
+  FluidLoop(state, Lowered(v1::ALLREDUCE, "ring", 64, state.range(0)));
+}
+BENCHMARK(BM_FluidRingAllReduce64)
+    ->Arg(4 << 20)
+    ->Arg(64 << 20)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
+
+void BM_PacketRingAllReduce64(benchmark::State& state) {
+  PacketLoop(state, Lowered(v1::ALLREDUCE, "ring", 64, state.range(0)));
+}
+BENCHMARK(BM_PacketRingAllReduce64)
+    ->Arg(4 << 20)
+    ->Arg(64 << 20)
     ->Unit(benchmark::kSecond)
     ->Iterations(1);
 

@@ -180,7 +180,7 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
                       : "\n" + path_table->ToText());
   if (a.links) {
     std::cout << links->ToText();
-  } else {
+  } else if (!fluid) {  // flows do not queue
     PrintBusiestSwitchPort(*run, std::cout);
   }
   return kExitOk;
