@@ -59,8 +59,15 @@ void FlowNet::Remove(uint32_t id) {
 }
 
 void FlowNet::SetDemand(uint32_t id, double demand) {
-  flows_[id].demand = demand;
-  Touch(flows_[id].links);
+  Flow& f = flows_[id];
+  // A cap the flow is below, replaced by one it is below too (or none),
+  // changes no one's rate: the allocation stands.
+  const auto below = [&f](double cap) {
+    return cap == 0 || f.rate < cap * (1 - kSlack);
+  };
+  const bool same = f.live && f.rate > 0 && below(f.demand) && below(demand);
+  f.demand = demand;
+  if (!same) Touch(f.links);
 }
 
 void FlowNet::Touch(const std::vector<uint32_t>& links) {

@@ -27,6 +27,8 @@ class FlowNet {
   // flows are reused.
   uint32_t Add(std::vector<uint32_t> links, double demand);
   void Remove(uint32_t id);
+  // A new cap; the flows around are solved again only if the old or the new
+  // cap binds (or may: a flow not solved yet).
   void SetDemand(uint32_t id, double demand);
 
   // Max-min rates after the changes since the last call; returns the flows
