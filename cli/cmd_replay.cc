@@ -93,16 +93,18 @@ void PrintBusiestSwitchPort(const RunOutcome& run, std::ostream& out) {
 std::string ReplayJson(const ReplayArgs& a, const HwConfig& hw,
                        const ReplayResult& r, const Table& chips,
                        const Table& links, const Table& path) {
-  return JsonText({{"trace", a.trace},
-                   {"hw", hw.name},
-                   {"engine", a.engine},
-                   {"total_us", r.makespan.us()},
-                   {"drained_us", r.drained.us()},
-                   {"events", r.events},
-                   {"packets", r.packets},
-                   {"chips", chips.ToJsonValue()},
-                   {"links", links.ToJsonValue()},
-                   {"critical_path", path.ToJsonValue()}});
+  Json j = {{"trace", a.trace},
+            {"hw", hw.name},
+            {"total_us", r.makespan.us()},
+            {"drained_us", r.drained.us()},
+            {"events", r.events},
+            {"packets", r.packets},
+            {"chips", chips.ToJsonValue()},
+            {"links", links.ToJsonValue()},
+            {"critical_path", path.ToJsonValue()}};
+  // Named only when not the default, so packet outputs stay as they were.
+  if (a.engine != "packet") j["engine"] = a.engine;
+  return JsonText(j);
 }
 
 // What replay reads, and what it writes with the contents still empty: the

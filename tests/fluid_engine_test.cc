@@ -15,6 +15,7 @@
 #include "hw/config.h"
 #include "hw/topology.h"
 #include "replay/flow_net.h"
+#include "run_cli.h"
 
 namespace ccreplay {
 namespace {
@@ -327,6 +328,32 @@ TEST(FluidEngineTest, SameInputsSameResult) {
   EXPECT_EQ(FluidError(c, DefaultTps186(), &e1),
             FluidError(c, DefaultTps186(), &e2));
   EXPECT_EQ(e1, e2);
+}
+
+// The command line: `replay --engine fluid` says so, writes the same JSON
+// twice, and refuses an engine it does not know (usage error).
+TEST(FluidEngineCliTest, ReplayEngineFluidIsDeterministicAndNamed) {
+  using ccreplay_test::RunCcreplay;
+  const std::string dir = ::testing::TempDir();
+  const std::string trace = dir + "/fluid_cli.pb";
+  ASSERT_EQ(RunCcreplay("lower --op allreduce --n 4 --bytes 64K -o " + trace)
+                .exit_code,
+            0);
+  const auto a = RunCcreplay("replay " + trace + " --engine fluid --json " +
+                             dir + "/fluid_a.json");
+  const auto b = RunCcreplay("replay " + trace + " --engine fluid --json " +
+                             dir + "/fluid_b.json");
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  EXPECT_NE(a.out.find("fluid engine"), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find("n/a with the fluid engine"), std::string::npos);
+  EXPECT_EQ(a.out, b.out);
+  const auto same = ccreplay_test::RunShell("cmp " + dir + "/fluid_a.json " +
+                                            dir + "/fluid_b.json");
+  EXPECT_EQ(same.exit_code, 0) << same.out;
+  const auto json = ccreplay_test::RunShell(
+      "grep -c '\"engine\": *\"fluid\"' " + dir + "/fluid_a.json");
+  EXPECT_EQ(json.exit_code, 0) << json.out;
+  EXPECT_EQ(RunCcreplay("replay " + trace + " --engine flow").exit_code, 2);
 }
 
 }  // namespace
