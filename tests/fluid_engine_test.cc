@@ -237,6 +237,32 @@ TEST(FlowNetTest, LocalUpdatesEqualTheGlobalAllocation) {
   check("demands changed");
 }
 
+// Send waits for its Receive's clear-to-send (its own startup overlapping
+// the wait), then moves its data; the Receive lands with it. Sizes that
+// differ are an error naming both.
+TEST(FluidEngineTest, SendStartsWhenTheClearToSendArrives) {
+  HwConfig hw = DefaultTps186();
+  const Instr send = {.kind = OpKind::kSend, .peer = 1, .bytes = 64'000};
+  Instr recv = {.kind = OpKind::kReceive, .peer = 0, .bytes = 64'000};
+  const ReplayResult r =
+      MustReplayFluid(Chips({{send}, {recv}}), hw, TopologyKind::kRing);
+  const int64_t startup = hw.cdma_startup.ps();
+  const int64_t cts = Ps(hw.message_payload_bytes + hw.packet_header_bytes,
+                         static_cast<double>(hw.link_bytes_per_s)) +
+                      (hw.link_latency + hw.link_propagation).ps();
+  EXPECT_EQ(r.instrs[1].start.ps(), startup);  // the Receive
+  EXPECT_EQ(r.instrs[0].start.ps(), startup + cts);
+  EXPECT_GT(r.instrs[0].landed, r.instrs[0].start);
+  EXPECT_EQ(r.instrs[1].landed, r.instrs[0].landed);
+  EXPECT_EQ(r.instrs[1].complete, r.instrs[0].landed);
+  recv.bytes = 1000;
+  auto topo = Topology::Build(TopologyKind::kRing, 2);
+  auto bad = ReplayFluid(Chips({{send}, {recv}}), hw, *topo);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("expects 1000"), std::string::npos)
+      << bad.status();
+}
+
 struct Case {
   const char* op;
   const char* algo;
