@@ -13,6 +13,7 @@
 #include "collectives/lower.h"
 #include "collectives/math.h"
 #include "import/msccl_import.h"
+#include "replay/fluid_engine.h"
 #include "replay/timeline.h"
 #include "trace/trace_io.h"
 
@@ -26,7 +27,8 @@ struct ReplayArgs {
   uint64_t max_events = 0;
   std::string max_memory;  // a byte size; "" = the machine's memory
   bool links = false;
-  MscclFlags msccl;  // when the input is MSCCL-IR XML
+  std::string engine = "packet";  // or "fluid" (replay/fluid_engine.h)
+  MscclFlags msccl;               // when the input is MSCCL-IR XML
 };
 
 // Per-chip finish times and bytes: printed, and the CSV and JSON "chips".
@@ -53,6 +55,7 @@ void PrintSummary(const ReplayArgs& a, const v1::Trace& trace,
   const ReplayResult& r = run.result;
   out << "trace " << a.trace << " on " << hw.name << ", topology "
       << TopologySpecString(run.topology->kind(), run.topology->params())
+      << (a.engine == "fluid" ? ", fluid engine (flows, no packets)" : "")
       << "\n"
       << "total " << PsToUsString(r.makespan) << " us (all streams done)"
       << ", drained " << PsToUsString(r.drained) << " us, " << r.events
@@ -112,16 +115,19 @@ std::string ReplayJson(const ReplayArgs& a, const HwConfig& hw,
                        const Json& collective, const ReplayResult& r,
                        const Table& chips, const Table& links,
                        const Table& path) {
-  return JsonText({{"trace", a.trace},
-                   {"hw", hw.name},
-                   {"collective", collective},
-                   {"total_us", r.makespan.us()},
-                   {"drained_us", r.drained.us()},
-                   {"events", r.events},
-                   {"packets", r.packets},
-                   {"chips", chips.ToJsonValue()},
-                   {"links", links.ToJsonValue()},
-                   {"critical_path", path.ToJsonValue()}});
+  Json j = {{"trace", a.trace},
+            {"hw", hw.name},
+            {"collective", collective},
+            {"total_us", r.makespan.us()},
+            {"drained_us", r.drained.us()},
+            {"events", r.events},
+            {"packets", r.packets},
+            {"chips", chips.ToJsonValue()},
+            {"links", links.ToJsonValue()},
+            {"critical_path", path.ToJsonValue()}};
+  // Named only when not the default, so packet outputs stay as they were.
+  if (a.engine != "packet") j["engine"] = a.engine;
+  return JsonText(j);
 }
 
 // What replay reads, and what it writes with the contents still empty: the
@@ -168,7 +174,9 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   if (!trace.ok()) return Fail(trace.status());
   ReplayOptions opt;
   opt.max_events = a.max_events;
-  auto run = ReplayReleasingTrace(*trace, *hw, topo, opt, budget);
+  const bool fluid = a.engine == "fluid";
+  auto run = ReplayReleasingTrace(*trace, *hw, topo, opt, budget,
+                                  fluid ? &ReplayFluid : &Replay);
   if (!run.ok())
     return Fail(
         absl::Status(run.status().code(),
@@ -178,10 +186,17 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   if (!chips.ok()) return Fail(chips.status());
   auto links = LinkTable(*run->topology, r, *hw);
   if (!links.ok()) return Fail(links.status());
-  auto path = CriticalPathBreakdown(run->program, r, *hw, *run->topology);
-  if (!path.ok()) return Fail(path.status());
-  auto path_table = BreakdownTable(*path);
-  if (!path_table.ok()) return Fail(path_table.status());
+  // The breakdown walks packet-level causes (queueing, serialisation per
+  // hop, lane groups): the fluid engine has none of them, so it has none.
+  absl::StatusOr<Table> path_table =
+      Table({Table::Column::String("mechanism"), Table::Column::Double("us", 6),
+             Table::Column::Double("share", 3)});
+  if (!fluid) {
+    auto path = CriticalPathBreakdown(run->program, r, *hw, *run->topology);
+    if (!path.ok()) return Fail(path.status());
+    path_table = BreakdownTable(*path);
+    if (!path_table.ok()) return Fail(path_table.status());
+  }
   std::vector<OutputFile> outputs = ReplayOutputs(c, a);
   if (!a.timeline.empty()) outputs[0].contents = TimelineJson(run->program, r);
   outputs[1].contents = chips->ToCsv();
@@ -192,11 +207,12 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   }
   // The report, only once the outputs are written.
   PrintSummary(a, *trace, *hw, *run, std::cout);
-  std::cout << chips->ToText() << "critical path by mechanism:\n"
-            << path_table->ToText();
+  std::cout << chips->ToText() << "critical path by mechanism:"
+            << (fluid ? " n/a with the fluid engine\n"
+                      : "\n" + path_table->ToText());
   if (a.links) {
     std::cout << links->ToText();
-  } else {
+  } else if (!fluid) {  // flows do not queue
     PrintBusiestSwitchPort(*run, std::cout);
   }
   return kExitOk;
@@ -226,6 +242,10 @@ void AddReplayCommand(CLI::App& app, int* exit_code) {
                   "write a Chrome/Perfetto JSON timeline");
   cmd->add_flag("--links", args->replay.links,
                 "print every link's use and queueing");
+  cmd->add_option("--engine", args->replay.engine,
+                  "packet (default: packet-level) or fluid (flows sharing "
+                  "links max-min fairly; docs/models.md, \"Fluid engine\")")
+      ->check(CLI::IsMember({"packet", "fluid"}));
   AddUnsignedOption(cmd, "--max-events", args->replay.max_events,
                     "refuse a replay estimated to need more events, and "
                     "stop one that reaches it (0 = the default, 1e10)");

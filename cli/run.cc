@@ -71,11 +71,12 @@ absl::StatusOr<RunOutcome> Prepare(const v1::Trace& trace, const HwConfig& hw,
   return out;
 }
 
-// Replays a prepared run after CheckReplayBudget.
+// Replays a prepared run on `engine` after CheckReplayBudget.
 absl::StatusOr<RunOutcome> ReplayPrepared(absl::StatusOr<RunOutcome> run,
                                           const HwConfig& hw,
                                           const ReplayOptions& options,
-                                          const ResourceBudget& budget) {
+                                          const ResourceBudget& budget,
+                                          ReplayFn engine) {
   if (!run.ok()) return run.status();
   ResourceBudget b = budget;
   if (b.max_events == 0) b.max_events = options.max_events;
@@ -85,7 +86,7 @@ absl::StatusOr<RunOutcome> ReplayPrepared(absl::StatusOr<RunOutcome> run,
   }
   ReplayOptions run_options = options;
   run_options.max_events = b.EventLimit();  // the estimate is not exact
-  auto result = Replay(run->program, hw, *run->topology, run_options);
+  auto result = engine(run->program, hw, *run->topology, run_options);
   if (!result.ok()) return result.status();
   run->result = *std::move(result);
   return run;
@@ -97,17 +98,18 @@ absl::StatusOr<RunOutcome> ReplayTrace(const v1::Trace& trace,
                                        const HwConfig& hw,
                                        std::optional<TopologyChoice> topology,
                                        const ReplayOptions& options,
-                                       const ResourceBudget& budget) {
+                                       const ResourceBudget& budget,
+                                       ReplayFn engine) {
   return ReplayPrepared(Prepare(trace, hw, topology, nullptr), hw, options,
-                        budget);
+                        budget, engine);
 }
 
 absl::StatusOr<RunOutcome> ReplayReleasingTrace(
     v1::Trace& trace, const HwConfig& hw,
     std::optional<TopologyChoice> topology, const ReplayOptions& options,
-    const ResourceBudget& budget) {
+    const ResourceBudget& budget, ReplayFn engine) {
   return ReplayPrepared(Prepare(trace, hw, topology, &trace), hw, options,
-                        budget);
+                        budget, engine);
 }
 
 absl::StatusOr<RunOutcome> LowerAndReplay(const CollectiveSpec& spec,

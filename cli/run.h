@@ -54,14 +54,22 @@ absl::StatusOr<TopologyChoice> ChooseTopology(
     const v1::Trace& trace, const HwConfig& hw,
     std::optional<TopologyChoice> override_choice);
 
-// Validates, decodes and replays `trace`, after CheckReplayBudget
+// An engine: Replay (replay/engine.h, packets) or ReplayFluid
+// (replay/fluid_engine.h, flows).
+using ReplayFn = absl::StatusOr<ReplayResult> (*)(const Program&,
+                                                  const HwConfig&,
+                                                  const Topology&,
+                                                  const ReplayOptions&);
+
+// Validates, decodes and replays `trace` on `engine`, after CheckReplayBudget
 // (hw/budget.h) against `budget`, whose event limit defaults to
 // options.max_events and then kDefaultMaxEvents (also the run's own stop).
 absl::StatusOr<RunOutcome> ReplayTrace(const v1::Trace& trace,
                                        const HwConfig& hw,
                                        std::optional<TopologyChoice> topology,
                                        const ReplayOptions& options,
-                                       const ResourceBudget& budget = {});
+                                       const ResourceBudget& budget = {},
+                                       ReplayFn engine = &Replay);
 
 // ReplayTrace, but frees trace's instructions once decoded (its header
 // stays): for a large trace read from a file, the protobuf and the decoded
@@ -69,7 +77,7 @@ absl::StatusOr<RunOutcome> ReplayTrace(const v1::Trace& trace,
 absl::StatusOr<RunOutcome> ReplayReleasingTrace(
     v1::Trace& trace, const HwConfig& hw,
     std::optional<TopologyChoice> topology, const ReplayOptions& options,
-    const ResourceBudget& budget = {});
+    const ResourceBudget& budget = {}, ReplayFn engine = &Replay);
 
 // Lowers `spec` and replays it on spec.topology.
 absl::StatusOr<RunOutcome> LowerAndReplay(const CollectiveSpec& spec,

@@ -7,65 +7,10 @@ namespace ccreplay {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// Relative slack for "full" and "done": rates are sums of doubles.
+// Relative slack for "done": rates are sums of doubles.
 constexpr double kEps = 1e-9;
 
-// One round of progressive filling: the increment every unfixed flow can
-// still take together.
-double FillIncrement(const std::vector<double>& left,
-                     const std::vector<uint32_t>& unfixed_on,
-                     const std::vector<FluidFlow>& flows,
-                     const std::vector<double>& rate,
-                     const std::vector<bool>& fixed) {
-  double inc = kInf;
-  for (size_t r = 0; r < left.size(); ++r) {
-    if (unfixed_on[r] > 0) inc = std::min(inc, left[r] / unfixed_on[r]);
-  }
-  for (size_t i = 0; i < flows.size(); ++i) {
-    if (!fixed[i] && flows[i].demand_bps > 0) {
-      inc = std::min(inc, flows[i].demand_bps - rate[i]);
-    }
-  }
-  return std::max(inc, 0.0);
-}
-
 }  // namespace
-
-std::vector<double> MaxMinRates(const std::vector<double>& capacity_bps,
-                                const std::vector<FluidFlow>& flows) {
-  std::vector<double> rate(flows.size(), 0.0);
-  std::vector<bool> fixed(flows.size(), false);
-  std::vector<double> left = capacity_bps;
-  size_t unfixed = flows.size();
-  while (unfixed > 0) {
-    std::vector<uint32_t> unfixed_on(left.size(), 0);
-    for (size_t i = 0; i < flows.size(); ++i) {
-      if (fixed[i]) continue;
-      for (uint32_t r : flows[i].resources) ++unfixed_on[r];
-    }
-    const double inc = FillIncrement(left, unfixed_on, flows, rate, fixed);
-    if (inc == kInf) break;  // flows bounded by nothing: REQUIRES violated
-    for (size_t i = 0; i < flows.size(); ++i) {
-      if (fixed[i]) continue;
-      rate[i] += inc;
-      for (uint32_t r : flows[i].resources) left[r] -= inc;
-    }
-    // Fix the flows at their demand or behind a full resource.
-    for (size_t i = 0; i < flows.size(); ++i) {
-      if (fixed[i]) continue;
-      bool stop = flows[i].demand_bps > 0 &&
-                  rate[i] >= flows[i].demand_bps * (1 - kEps);
-      for (uint32_t r : flows[i].resources) {
-        stop = stop || left[r] <= capacity_bps[r] * kEps;
-      }
-      if (stop) {
-        fixed[i] = true;
-        --unfixed;
-      }
-    }
-  }
-  return rate;
-}
 
 std::vector<double> FluidFinishTimesUs(const std::vector<double>& capacity_bps,
                                        const std::vector<FluidFlow>& flows) {

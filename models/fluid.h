@@ -1,12 +1,10 @@
-// Fluid max-min (docs/spec-notes.md §6, seed 004; the analytic mode of SimAI): flows are
-// continuous, every shared resource is divided max-min fairly by progressive
-// filling, and rates are recomputed whenever a flow ends. Units: bytes, bytes
-// per second, us.
+// Fluid max-min (docs/spec-notes.md §6, seed 004; the analytic mode of SimAI):
+// flows are continuous, every shared resource is divided max-min fairly by
+// progressive filling, and rates are recomputed whenever a flow ends. Units:
+// bytes, bytes per second, us.
 //
-// Progressive filling: all unfixed flows grow at the same rate; a flow is
-// fixed when it reaches its own demand (rate cap) or when a resource it
-// crosses is full. The result is the unique max-min fair allocation: no flow
-// can get more without taking from a flow that has no more than it.
+// The allocation is MaxMinRates (base/max_min.h, progressive filling), the
+// solver the fluid replay engine (replay/fluid_engine.h) uses too.
 //
 // On a step of the schedule (FluidStepUs) the resources are every directed
 // link (capacity link_payload_bps) and every chip's CDMA injection
@@ -21,23 +19,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/max_min.h"
 #include "hw/topology.h"
 #include "models/net_params.h"
 #include "models/steps.h"
 
 namespace ccreplay {
-
-struct FluidFlow {
-  std::vector<uint32_t> resources;  // indices into the capacity vector
-  double demand_bps = 0;            // the flow's own cap; 0 = none
-  double bytes = 0;                 // FluidFinishTimesUs only
-};
-
-// Max-min fair rates (bytes/s) of `flows` over resources of `capacity_bps`.
-// REQUIRES: every resource index < capacity_bps.size(); every flow crosses
-// at least one resource or has a demand.
-std::vector<double> MaxMinRates(const std::vector<double>& capacity_bps,
-                                const std::vector<FluidFlow>& flows);
 
 // When each flow, all started at t = 0, has moved its bytes (us), with the
 // max-min rates recomputed each time a flow ends.

@@ -18,9 +18,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/units.h"
 #include "hw/config.h"
 #include "hw/topology.h"
-#include "base/units.h"
 #include "replay/engine.h"
 #include "trace/program.h"
 

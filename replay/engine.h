@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/units.h"
 #include "hw/config.h"
 #include "hw/port.h"
 #include "hw/topology.h"
-#include "base/units.h"
 #include "trace/program.h"
 
 namespace ccreplay {

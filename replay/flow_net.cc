@@ -1,0 +1,201 @@
+#include "replay/flow_net.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "base/max_min.h"
+
+namespace ccreplay {
+namespace {
+
+// Relative slack for "full" and "at its demand": rates are sums of doubles.
+constexpr double kSlack = 1e-9;
+
+}  // namespace
+
+FlowNet::FlowNet(size_t num_links, double capacity)
+    : capacity_(capacity),
+      on_link_(num_links),
+      link_touched_(num_links, 0),
+      link_seen_(num_links, 0),
+      load_(num_links, 0),
+      max_(num_links, 0),
+      link_local_(num_links, 0),
+      link_local_stamp_(num_links, 0) {}
+
+uint32_t FlowNet::Add(std::vector<uint32_t> links, double demand) {
+  uint32_t id;
+  if (!free_.empty()) {
+    id = free_.back();
+    free_.pop_back();
+  } else {
+    id = static_cast<uint32_t>(flows_.size());
+    flows_.emplace_back();
+    in_set_.push_back(0);
+    new_rate_.push_back(0);
+    checked_.push_back(0);
+  }
+  Flow& f = flows_[id];
+  f.links = std::move(links);
+  f.demand = demand;
+  f.rate = 0;
+  f.live = true;
+  for (uint32_t l : f.links) on_link_[l].push_back(id);
+  Touch(f.links);
+  return id;
+}
+
+void FlowNet::Remove(uint32_t id) {
+  Flow& f = flows_[id];
+  for (uint32_t l : f.links) {
+    std::vector<uint32_t>& on = on_link_[l];
+    on.erase(std::find(on.begin(), on.end(), id));  // keeps the order
+  }
+  Touch(f.links);
+  f.live = false;
+  f.rate = 0;
+  free_.push_back(id);
+}
+
+void FlowNet::SetDemand(uint32_t id, double demand) {
+  Flow& f = flows_[id];
+  // A cap the flow is below, replaced by one it is below too (or none),
+  // changes no one's rate: the allocation stands.
+  const auto below = [&f](double cap) {
+    return cap == 0 || f.rate < cap * (1 - kSlack);
+  };
+  const bool same = f.live && f.rate > 0 && below(f.demand) && below(demand);
+  f.demand = demand;
+  if (!same) Touch(f.links);
+}
+
+void FlowNet::Touch(const std::vector<uint32_t>& links) {
+  for (uint32_t l : links) {
+    if (link_touched_[l] == touch_stamp_) continue;
+    link_touched_[l] = touch_stamp_;
+    touched_.push_back(l);
+  }
+}
+
+void FlowNet::Include(uint32_t id) {
+  in_set_[id] = stamp_;
+  new_rate_[id] = flows_[id].rate;
+  set_.push_back(id);
+}
+
+void FlowNet::Seed() {
+  ++stamp_;
+  set_.clear();
+  for (uint32_t l : touched_) {
+    for (uint32_t id : on_link_[l]) {
+      if (in_set_[id] != stamp_) Include(id);
+    }
+  }
+  touched_.clear();
+  ++touch_stamp_;
+}
+
+void FlowNet::Solve() {
+  ++solves_;
+  solved_flows_ += set_.size();
+  ++local_stamp_;
+  std::vector<double> capacity;
+  std::vector<FluidFlow> problem(set_.size());
+  for (size_t i = 0; i < set_.size(); ++i) {
+    const Flow& f = flows_[set_[i]];
+    problem[i].demand_bps = f.demand;
+    for (uint32_t l : f.links) {
+      if (link_local_stamp_[l] != local_stamp_) {
+        link_local_stamp_[l] = local_stamp_;
+        link_local_[l] = static_cast<uint32_t>(capacity.size());
+        // What the flows outside the set leave of the link.
+        double held = 0;
+        for (uint32_t g : on_link_[l]) {
+          if (in_set_[g] != stamp_) held += flows_[g].rate;
+        }
+        capacity.push_back(std::max(capacity_ - held, 0.0));
+      }
+      problem[i].resources.push_back(link_local_[l]);
+    }
+  }
+  const std::vector<double> rate = MaxMinRates(capacity, problem);
+  for (size_t i = 0; i < set_.size(); ++i) new_rate_[set_[i]] = rate[i];
+}
+
+void FlowNet::LinkLoad(uint32_t l) {
+  if (link_seen_[l] == check_stamp_) return;
+  link_seen_[l] = check_stamp_;
+  double load = 0;
+  double most = 0;
+  for (uint32_t g : on_link_[l]) {
+    const double r = RateOf(g);
+    load += r;
+    most = std::max(most, r);
+  }
+  load_[l] = load;
+  max_[l] = most;
+}
+
+bool FlowNet::HasBottleneck(uint32_t id) {
+  const Flow& f = flows_[id];
+  const double r = RateOf(id);
+  if (f.demand > 0 && r >= f.demand * (1 - kSlack)) return true;
+  for (uint32_t l : f.links) {
+    LinkLoad(l);
+    if (load_[l] >= capacity_ * (1 - kSlack) && r >= max_[l] * (1 - kSlack)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool FlowNet::Expand() {
+  ++check_stamp_;
+  const size_t solved = set_.size();
+  bool added = false;
+  for (size_t i = 0; i < solved; ++i) {
+    for (uint32_t l : flows_[set_[i]].links) {
+      for (uint32_t g : on_link_[l]) {
+        if (checked_[g] == check_stamp_) continue;
+        checked_[g] = check_stamp_;
+        if (HasBottleneck(g)) continue;
+        if (in_set_[g] != stamp_) {
+          Include(g);
+          added = true;
+          continue;
+        }
+        // Solved, yet held below its share by a flow outside the set.
+        for (uint32_t m : flows_[g].links) {
+          for (uint32_t h : on_link_[m]) {
+            if (in_set_[h] == stamp_) continue;
+            Include(h);
+            added = true;
+          }
+        }
+      }
+    }
+  }
+  return added;
+}
+
+const std::vector<FlowNet::Change>& FlowNet::Reallocate() {
+  changed_.clear();
+  if (touched_.empty()) return changed_;
+  Seed();
+  if (set_.empty()) return changed_;
+  do {
+    Solve();
+  } while (Expand());
+  for (uint32_t id : set_) {
+    // Within rounding of the old rate: unchanged (no new end to schedule).
+    if (std::abs(new_rate_[id] - flows_[id].rate) <= kSlack * flows_[id].rate) {
+      continue;
+    }
+    changed_.push_back({id, flows_[id].rate});
+    flows_[id].rate = new_rate_[id];
+  }
+  return changed_;
+}
+
+}  // namespace ccreplay

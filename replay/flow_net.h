@@ -1,0 +1,102 @@
+// The flows of the fluid engine (replay/fluid_engine.h) on the directed
+// links, and their max-min fair rates (base/max_min.h), kept up to date
+// locally: after flows start, end or change their demand, only the flows
+// that share a link with a changed one are solved again, the rates of the
+// others being held fixed (their use taken off the links' capacity); then
+// every flow on a link whose load moved is checked for a bottleneck (a full
+// link on which no flow has more, or its own demand reached). A flow without
+// one joins the solved set and the solve repeats. An allocation in which
+// every flow has a bottleneck is the max-min fair one, so the result is the
+// global allocation, found without touching the flows far from the change.
+#ifndef CCREPLAY_REPLAY_FLOW_NET_H_
+#define CCREPLAY_REPLAY_FLOW_NET_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace ccreplay {
+
+class FlowNet {
+ public:
+  // `num_links` links of `capacity` (bytes/s) each.
+  FlowNet(size_t num_links, double capacity);
+
+  // A flow over `links` (listed once each, at least one) capped at `demand`
+  // bytes/s (0 = no cap). Its rate is 0 until Reallocate. Ids of removed
+  // flows are reused.
+  uint32_t Add(std::vector<uint32_t> links, double demand);
+  void Remove(uint32_t id);
+  // A new cap; the flows around are solved again only if the old or the new
+  // cap binds (or may: a flow not solved yet).
+  void SetDemand(uint32_t id, double demand);
+
+  // Max-min rates after the changes since the last call; returns the flows
+  // whose rate changed (new ones included) with their old rate, in a
+  // deterministic order.
+  struct Change {
+    uint32_t id = 0;
+    double old_rate = 0;
+  };
+  const std::vector<Change>& Reallocate();
+
+  double rate(uint32_t id) const { return flows_[id].rate; }
+  double demand(uint32_t id) const { return flows_[id].demand; }
+  const std::vector<uint32_t>& links(uint32_t id) const {
+    return flows_[id].links;
+  }
+  // Size of the id space (ids are < this).
+  size_t id_bound() const { return flows_.size(); }
+  uint64_t solves() const { return solves_; }
+  // Flows solved, summed over the solves.
+  uint64_t solved_flows() const { return solved_flows_; }
+
+ private:
+  struct Flow {
+    std::vector<uint32_t> links;
+    double demand = 0;
+    double rate = 0;
+    bool live = false;
+  };
+  void Touch(const std::vector<uint32_t>& links);
+  // Flows on the touched links: the first set to solve.
+  void Seed();
+  // Solves set_ with the other flows' rates held; new rates in new_rate_.
+  void Solve();
+  // Adds to set_ the flows around set_ that lack a bottleneck; false if none.
+  bool Expand();
+  double RateOf(uint32_t id) const {
+    return in_set_[id] == stamp_ ? new_rate_[id] : flows_[id].rate;
+  }
+  bool HasBottleneck(uint32_t id);
+  void LinkLoad(uint32_t l);
+  void Include(uint32_t id);
+
+  double capacity_;
+  std::vector<Flow> flows_;
+  std::vector<uint32_t> free_;
+  std::vector<std::vector<uint32_t>> on_link_;  // live flow ids per link
+  std::vector<uint32_t> touched_;               // links changed since solve
+  std::vector<uint32_t> link_touched_;          // per link: stamp
+  uint32_t touch_stamp_ = 1;
+  // Scratch of one Reallocate.
+  uint32_t stamp_ = 0;
+  std::vector<uint32_t> set_;
+  std::vector<uint32_t> in_set_;     // per flow: stamp_ when in set_
+  std::vector<double> new_rate_;     // per flow
+  std::vector<uint32_t> checked_;    // per flow: stamp of its last check
+  std::vector<uint32_t> link_seen_;  // per link: stamp of load_/max_
+  std::vector<double> load_;
+  std::vector<double> max_;
+  uint32_t check_stamp_ = 0;
+  std::vector<uint32_t> link_local_;  // per link: index in one Solve
+  std::vector<uint32_t> link_local_stamp_;
+  uint32_t local_stamp_ = 0;
+  std::vector<Change> changed_;
+  uint64_t solves_ = 0;
+  uint64_t solved_flows_ = 0;
+};
+
+}  // namespace ccreplay
+
+#endif  // CCREPLAY_REPLAY_FLOW_NET_H_

@@ -1,0 +1,58 @@
+// The fluid replay engine (`ccreplay replay --engine fluid`,
+// docs/models.md "Fluid engine"): the same instruction semantics as the
+// packet engine (replay/engine.h) -- streams, CDMA queues in qp order with
+// the pipelined startup, MsgWait counters, write + msg ordering, Send /
+// Receive matching, acknowledgements and Fence -- but every remote data
+// transfer is one flow over its routed path instead of packets. A flow's
+// rate is its max-min fair share (base/max_min.h) of the links it crosses,
+// capped by its CDMA engine; the rates are recomputed only when a flow
+// starts or ends. Latencies come from the same HwConfig fields the packet
+// engine reads. Time is integer picoseconds (a flow ends at the picosecond
+// its last byte has passed, rounded up); ties are broken by scheduling
+// order, so the same inputs give the same result, bit for bit.
+//
+// Not modelled: packets on the links (only the last packet's
+// store-and-forward per hop), lane groups and their interleaving (a link is
+// one pipe of link_bytes_per_s), credits and receive buffers, virtual
+// channels, switch arbitration and input queueing, staging backpressure,
+// and the bandwidth of messages, clear-to-sends and acknowledgements (they
+// pay their latency and serialisation but take no share of a link).
+#ifndef CCREPLAY_REPLAY_FLUID_ENGINE_H_
+#define CCREPLAY_REPLAY_FLUID_ENGINE_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "hw/config.h"
+#include "hw/topology.h"
+#include "replay/engine.h"
+#include "trace/program.h"
+
+namespace ccreplay {
+
+struct FluidStats {
+  uint64_t flows = 0;         // remote data transfers replayed as flows
+  uint64_t recomputes = 0;    // max-min allocations computed
+  uint64_t solved_flows = 0;  // flows in them, summed
+};
+
+// Replays `program` like Replay() (same REQUIRES, same errors, same
+// ReplayResult) with flows in place of packets. In the result, `packets`
+// is 0, each link's `packets` counts the packets its flows' bytes make up
+// (not simulated one by one), `busy` is their serialisation time, and
+// `queued`, `credit_stall`, `peak_depth` and the per-lane-group vectors stay
+// empty (lane groups are not modelled).
+absl::StatusOr<ReplayResult> ReplayFluid(const Program& program,
+                                         const HwConfig& hw,
+                                         const Topology& topology,
+                                         const ReplayOptions& options = {});
+// The same, and `stats` (not null) receives the flow counts.
+absl::StatusOr<ReplayResult> ReplayFluidWithStats(const Program& program,
+                                                  const HwConfig& hw,
+                                                  const Topology& topology,
+                                                  const ReplayOptions& options,
+                                                  FluidStats* stats);
+
+}  // namespace ccreplay
+
+#endif  // CCREPLAY_REPLAY_FLUID_ENGINE_H_

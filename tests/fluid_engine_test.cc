@@ -1,0 +1,386 @@
+// The fluid replay engine (replay/fluid_engine.h): timings worked out by
+// hand from the hardware parameters set in each test, and agreement with the
+// packet engine on the topologies of the models' accuracy sweep.
+#include "replay/fluid_engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "base/max_min.h"
+#include "cli/run.h"
+#include "collectives/lower.h"
+#include "gtest/gtest.h"
+#include "hw/config.h"
+#include "hw/topology.h"
+#include "replay/flow_net.h"
+#include "run_cli.h"
+
+namespace ccreplay {
+namespace {
+
+Instr Xfer(uint32_t qp, uint32_t dst, uint64_t bytes) {
+  return {.kind = OpKind::kTransfer, .qp_id = qp, .peer = dst, .bytes = bytes};
+}
+Instr Notify(uint32_t qp, uint32_t dst, uint32_t counter) {
+  return {.kind = OpKind::kRemoteMsgSend,
+          .qp_id = qp,
+          .peer = dst,
+          .dst_qp = counter};
+}
+Instr WaitFor(uint32_t counter, uint32_t count) {
+  return {.kind = OpKind::kMsgWait, .dst_qp = counter, .count = count};
+}
+
+Program Chips(std::vector<std::vector<Instr>> streams) {
+  Program p;
+  p.num_chips = static_cast<uint32_t>(streams.size());
+  p.chips.resize(p.num_chips);
+  for (uint32_t c = 0; c < p.num_chips; ++c) {
+    if (!streams[c].empty()) p.chips[c].streams.push_back({0, streams[c]});
+  }
+  return p;
+}
+
+ReplayResult MustReplayFluid(const Program& p, const HwConfig& hw,
+                             TopologyKind kind) {
+  auto topo = Topology::Build(kind, p.num_chips);
+  EXPECT_TRUE(topo.ok()) << topo.status();
+  auto r = ReplayFluid(p, hw, *topo);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *std::move(r) : ReplayResult{};
+}
+
+// ps to move `bytes` at `bytes_per_s`, exact in the cases below.
+int64_t Ps(double bytes, double bytes_per_s) {
+  return std::llround(bytes / bytes_per_s * 1e12);
+}
+
+// One flow over one link, the link the bottleneck (the engine reads in no
+// time): startup + wire bytes / link bandwidth + the last packet's hop.
+TEST(FluidEngineTest, OneFlowOverOneLink) {
+  HwConfig hw = DefaultTps186();
+  hw.cdma_bytes_per_s = 0;  // unbounded engine
+  const uint64_t bytes = 1'000'000;
+  const Program p = Chips({{Xfer(0, 1, bytes), Notify(0, 1, 0)},  //
+                           {WaitFor(0, 1)}});
+  const ReplayResult r = MustReplayFluid(p, hw, TopologyKind::kRing);
+  // 1e6 B = 3472 packets of 288 B and a tail of 64 B; 32 B header each.
+  const double payload = hw.packet_payload_bytes;
+  const double header = hw.packet_header_bytes;
+  const double packets = std::ceil(bytes / payload);
+  const double wire = bytes + packets * header;
+  const double tail = bytes - (packets - 1) * payload + header;
+  const double link = static_cast<double>(hw.link_bytes_per_s);
+  const int64_t startup = hw.cdma_startup.ps();
+  const int64_t hop = (hw.link_latency + hw.link_propagation).ps();
+  const int64_t end = startup + Ps(wire, link);
+  ASSERT_EQ(end, 290'000 + 2'777'840);
+  EXPECT_EQ(r.instrs[0].start.ps(), startup);
+  // The engine is free once the rest fits its staging queues at the port:
+  // 2 packets per lane group.
+  const double staged =
+      hw.cdma_staging_packets * hw.lane_groups * (payload + header);
+  const int64_t engine_free = startup + Ps(wire - staged, link);
+  EXPECT_EQ(r.instrs[0].end.ps(), engine_free);
+  const int64_t landed = end + Ps(tail, link) + hop;
+  EXPECT_EQ(r.instrs[0].landed.ps(), landed);
+  // The acknowledgement: one message word and its header back.
+  EXPECT_EQ(r.instrs[0].complete.ps(),
+            landed + Ps(hw.message_payload_bytes + header, link) + hop);
+  // The message leaves behind the data (from the free engine) and arrives
+  // first, so it is held until the data has landed: write + msg.
+  EXPECT_EQ(r.instrs[1].arrived.ps(),
+            engine_free + Ps(hw.message_payload_bytes + header, link) + hop);
+  EXPECT_EQ(r.instrs[1].landed.ps(), landed);
+  EXPECT_EQ(r.instrs[1].held_by, 0u);
+  EXPECT_EQ(r.makespan.ps(), landed);
+  EXPECT_EQ(r.links[0].payload_bytes, bytes);
+}
+
+// Four flows, two bottlenecks, engines capped at 300 GB/s, on a one-way ring
+// of 3 chips (links 0->1, 1->2, 2->0; every route unique): A, B, D leave
+// chip 0 on engines 0, 1, 2; A and D go to chip 1, B to chip 2 (over 0->1
+// and 1->2); C goes from chip 1 to chip 2. No headers, so wire = payload.
+TEST(FluidEngineTest, MaxMinSharesWithTwoBottlenecksByHand) {
+  HwConfig hw = DefaultTps186();
+  hw.packet_header_bytes = 0;
+  hw.packet_payload_bytes = 250;
+  hw.cdma_bytes_per_s = 300'000'000'000;
+  const double link = 400e9;  // hw.link_bytes_per_s
+  ASSERT_EQ(hw.link_bytes_per_s, 400'000'000'000u);
+  const Program p = Chips(
+      {{Xfer(0, 1, 400'000), Xfer(4, 2, 1'200'000), Xfer(8, 1, 2'000'000)},
+       {Xfer(0, 2, 1'600'000)},
+       {}});
+  const ReplayResult r = MustReplayFluid(p, hw, TopologyKind::kRingUni);
+  // Phase 1, from the startup: 0->1 carries A, B, D: 400/3 GB/s each (below
+  // the engines' 300); 1->2 carries B (fixed at 400/3) and C: C gets the
+  // 800/3 GB/s left (below 300). A's 400 kB end after 3 us; by then B and D
+  // have 800 kB left and C 1.6 MB - 800 kB = 800 kB.
+  // Phase 2: 0->1 carries B, D: 200 each; 1->2 carries B, C: 200 each.
+  // B, C end 800 kB / 200 GB/s = 4 us later; D has 800 kB left.
+  // Phase 3: D alone on 0->1: min(400, engine 300) = 300 GB/s: 8/3 us.
+  const int64_t t0 = hw.cdma_startup.ps();
+  const int64_t a_end = t0 + Ps(400e3, link / 3);
+  const int64_t bc_end = a_end + Ps(800e3, 200e9);
+  const int64_t d_end =
+      bc_end + static_cast<int64_t>(std::ceil(800e3 / 300e9 * 1e12));
+  // A's engine is free when 2 packets per lane group of A are left (A runs
+  // below its engine's rate, so the engine reads ahead); D's only at its
+  // end, since it runs at its engine's rate then.
+  const double staged = hw.cdma_staging_packets * hw.lane_groups * 250.0;
+  EXPECT_EQ(r.instrs[0].end.ps(), t0 + Ps(400e3 - staged, link / 3));
+  EXPECT_EQ(r.instrs[2].end.ps(), d_end);
+  // Landed: the last 250-byte packet's serialisation and crossing per hop.
+  const int64_t hop =
+      Ps(250, link) + (hw.link_latency + hw.link_propagation).ps();
+  EXPECT_EQ(r.instrs[0].landed.ps(), a_end + hop);
+  EXPECT_EQ(r.instrs[1].landed.ps(), bc_end + 2 * hop);
+  EXPECT_EQ(r.instrs[3].landed.ps(), bc_end + hop);
+  EXPECT_EQ(r.instrs[2].landed.ps(), d_end + hop);
+}
+
+// A message on another qp than the data is not held behind it; one on the
+// same qp is (write + msg), and the receiver's MsgWait is released by the
+// later of its two counts.
+TEST(FluidEngineTest, OnlyAMessageOnTheDataQpWaitsForTheData) {
+  HwConfig hw = DefaultTps186();
+  const Program p =
+      Chips({{Xfer(0, 1, 4'000'000), Notify(4, 1, 4), Notify(0, 1, 0)},
+             {WaitFor(4, 1), WaitFor(0, 1)}});
+  const ReplayResult r = MustReplayFluid(p, hw, TopologyKind::kRing);
+  const int64_t hop = (hw.link_latency + hw.link_propagation).ps();
+  const int64_t msg = Ps(hw.message_payload_bytes + hw.packet_header_bytes,
+                         static_cast<double>(hw.link_bytes_per_s)) +
+                      hop;
+  // The other qp's engine is idle: its message leaves at issue (no startup).
+  EXPECT_EQ(r.instrs[1].start.ps(), 0);
+  EXPECT_EQ(r.instrs[1].landed.ps(), msg);
+  EXPECT_EQ(r.instrs[1].held_by, kNoCause);
+  // The data qp's message leaves when the engine is done, and counts when
+  // the data has landed.
+  EXPECT_EQ(r.instrs[2].start, r.instrs[0].end);
+  EXPECT_EQ(r.instrs[2].landed, r.instrs[0].landed);
+  EXPECT_EQ(r.instrs[2].held_by, 0u);
+  EXPECT_EQ(r.instrs[3].end.ps(), msg);            // first MsgWait
+  EXPECT_EQ(r.instrs[4].end, r.instrs[0].landed);  // second
+  EXPECT_EQ(r.makespan, r.instrs[0].landed);
+}
+
+TEST(FluidEngineTest, AWaitNeverSatisfiedIsADeadlockNamingIt) {
+  const Program p = Chips({{}, {WaitFor(0, 1)}});
+  auto topo = Topology::Build(TopologyKind::kRing, 2);
+  auto r = ReplayFluid(p, DefaultTps186(), *topo);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("chip 1, stream 0, instruction 0"),
+            std::string::npos)
+      << r.status();
+}
+
+// FlowNet's local updates give the global max-min rates: flows over
+// 2-3 of 8 links (a fixed pseudo-random pattern), some capped, added,
+// removed and re-capped, checked against MaxMinRates over all live flows.
+TEST(FlowNetTest, LocalUpdatesEqualTheGlobalAllocation) {
+  constexpr double kCap = 100;
+  FlowNet net(8, kCap);
+  std::vector<std::vector<uint32_t>> links;
+  std::vector<double> demand;
+  std::vector<uint32_t> ids;
+  std::vector<bool> live;
+  uint32_t x = 12345;
+  const auto next = [&x](uint32_t m) {
+    x = x * 1103515245u + 12345u;
+    return (x >> 16) % m;
+  };
+  const auto check = [&](const char* when) {
+    net.Reallocate();
+    std::vector<FluidFlow> all;
+    std::vector<uint32_t> which;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (!live[i]) continue;
+      all.push_back({links[i], demand[i], 0});
+      which.push_back(static_cast<uint32_t>(i));
+    }
+    const std::vector<double> want =
+        MaxMinRates(std::vector<double>(8, kCap), all);
+    for (size_t k = 0; k < which.size(); ++k) {
+      EXPECT_NEAR(net.rate(ids[which[k]]), want[k], 1e-6)
+          << when << ": flow " << which[k];
+    }
+  };
+  for (int i = 0; i < 30; ++i) {
+    std::vector<uint32_t> l = {next(8)};
+    while (l.size() < 2 + next(2)) {
+      const uint32_t c = next(8);
+      if (std::find(l.begin(), l.end(), c) == l.end()) l.push_back(c);
+    }
+    links.push_back(l);
+    demand.push_back(next(3) == 0 ? 5.0 + next(20) : 0.0);
+    ids.push_back(net.Add(l, demand.back()));
+    live.push_back(true);
+    if (i % 7 == 6) check("after adding");
+  }
+  check("all added");
+  for (size_t i = 0; i < ids.size(); i += 3) {
+    net.Remove(ids[i]);
+    live[i] = false;
+    if (i % 9 == 0) check("while removing");
+  }
+  check("a third removed");
+  for (size_t i = 1; i < ids.size(); i += 4) {
+    if (!live[i]) continue;
+    demand[i] = demand[i] > 0 ? 0.0 : 3.0;
+    net.SetDemand(ids[i], demand[i]);
+  }
+  check("demands changed");
+}
+
+// Send waits for its Receive's clear-to-send (its own startup overlapping
+// the wait), then moves its data; the Receive lands with it. Sizes that
+// differ are an error naming both.
+TEST(FluidEngineTest, SendStartsWhenTheClearToSendArrives) {
+  HwConfig hw = DefaultTps186();
+  const Instr send = {.kind = OpKind::kSend, .peer = 1, .bytes = 64'000};
+  Instr recv = {.kind = OpKind::kReceive, .peer = 0, .bytes = 64'000};
+  const ReplayResult r =
+      MustReplayFluid(Chips({{send}, {recv}}), hw, TopologyKind::kRing);
+  const int64_t startup = hw.cdma_startup.ps();
+  const int64_t cts = Ps(hw.message_payload_bytes + hw.packet_header_bytes,
+                         static_cast<double>(hw.link_bytes_per_s)) +
+                      (hw.link_latency + hw.link_propagation).ps();
+  EXPECT_EQ(r.instrs[1].start.ps(), startup);  // the Receive
+  EXPECT_EQ(r.instrs[0].start.ps(), startup + cts);
+  EXPECT_GT(r.instrs[0].landed, r.instrs[0].start);
+  EXPECT_EQ(r.instrs[1].landed, r.instrs[0].landed);
+  EXPECT_EQ(r.instrs[1].complete, r.instrs[0].landed);
+  recv.bytes = 1000;
+  auto topo = Topology::Build(TopologyKind::kRing, 2);
+  auto bad = ReplayFluid(Chips({{send}, {recv}}), hw, *topo);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("expects 1000"), std::string::npos)
+      << bad.status();
+}
+
+struct Case {
+  const char* op;
+  const char* algo;
+  const char* topology = "";
+  uint64_t bytes = 0;
+};
+
+// Lowers `c` at 8 chips and replays it on both engines on `hw`; returns
+// the fluid time over the packet time, minus 1, and the fluid's events.
+double FluidError(const Case& c, HwConfig hw, uint64_t* fluid_events) {
+  auto topo = ParseTopologySpec(c.topology, hw.topology_params);
+  EXPECT_TRUE(topo.ok()) << topo.status();
+  hw.topology_params = topo->second;
+  CollectiveSpec spec;
+  spec.op = *ParseCollectiveOp(c.op);
+  spec.n = 8;
+  spec.bytes = c.bytes;
+  spec.algorithm = c.algo;
+  spec.topology = topo->first;
+  auto trace = LowerCollective(spec, hw);
+  EXPECT_TRUE(trace.ok()) << trace.status();
+  auto packet = ReplayTrace(*trace, hw, spec.topology, {}, {}, &Replay);
+  auto fluid = ReplayTrace(*trace, hw, spec.topology, {}, {}, &ReplayFluid);
+  EXPECT_TRUE(packet.ok()) << packet.status();
+  EXPECT_TRUE(fluid.ok()) << fluid.status();
+  if (!packet.ok() || !fluid.ok()) return 1e9;
+  *fluid_events = fluid->result.events;
+  return fluid->result.makespan.us() / packet->result.makespan.us() - 1;
+}
+
+void ExpectWithinTenPercent(const Case& c, const HwConfig& hw) {
+  uint64_t events = 0;
+  const double err = FluidError(c, hw, &events);
+  EXPECT_LT(std::abs(err), 0.10)
+      << c.op << " " << c.algo << " on " << c.topology << ", " << c.bytes
+      << " bytes: fluid off the packet engine by " << err * 100 << "%";
+  EXPECT_GT(events, 0u);
+}
+
+const Case kOps[] = {{"allreduce", "ring"},
+                     {"allreduce", "hd"},
+                     {"allgather", "ring"},
+                     {"alltoall", "pairwise"}};
+
+// Within 10% of the packet engine for messages >= 1 MB on the topologies of
+// the sweep (board-fattree at 8 chips is one board; cpb=2 makes 4 boards
+// under the spines). The ring's multi-hop algorithms are below: there the
+// packet engine's chips relay with round-robin arbitration over inputs.
+// docs/models.md, "Fluid engine", has the table up to 16 MB.
+TEST(FluidEngineAgreementTest, WithinTenPercentOfPacketsFromOneMegabyte) {
+  const char* const topologies[] = {"ring", "fullmesh", "switch",
+                                    "board-fattree", "board-fattree:cpb=2"};
+  for (const char* topo : topologies) {
+    for (Case c : kOps) {
+      const bool relays =
+          std::string(topo) == "ring" && std::string(c.algo) != "ring";
+      if (relays) continue;
+      for (uint64_t bytes : {uint64_t{1} << 20, uint64_t{4} << 20}) {
+        c.topology = topo;
+        c.bytes = bytes;
+        ExpectWithinTenPercent(c, DefaultTps186());
+      }
+    }
+  }
+}
+
+// The known miss, by its cause: on a ring, HD and pairwise send over
+// several hops, and a relaying chip's port serves its inputs (each engine,
+// each incoming link) round-robin, so relayed traffic gets one input's share
+// instead of one share per flow (fluid 11-12% slower at 1 MB, up to 38%
+// faster at 16 MB). With FIFO arbitration (the packet queued first goes
+// first, which is fair per packet, so per flow) they agree.
+TEST(FluidEngineAgreementTest, RingRelaysAgreeWithFifoArbitration) {
+  HwConfig hw = DefaultTps186();
+  hw.switch_fifo = true;
+  for (Case c : {kOps[1], kOps[3]}) {
+    for (uint64_t bytes : {uint64_t{1} << 20, uint64_t{4} << 20}) {
+      c.topology = "ring";
+      c.bytes = bytes;
+      ExpectWithinTenPercent(c, hw);
+    }
+  }
+}
+
+TEST(FluidEngineTest, SameInputsSameResult) {
+  const Case c{"alltoall", "pairwise", "board-fattree:cpb=2", 1 << 20};
+  uint64_t e1 = 0;
+  uint64_t e2 = 0;
+  EXPECT_EQ(FluidError(c, DefaultTps186(), &e1),
+            FluidError(c, DefaultTps186(), &e2));
+  EXPECT_EQ(e1, e2);
+}
+
+// The command line: `replay --engine fluid` says so, writes the same JSON
+// twice, and refuses an engine it does not know (usage error).
+TEST(FluidEngineCliTest, ReplayEngineFluidIsDeterministicAndNamed) {
+  using ccreplay_test::RunCcreplay;
+  const std::string dir = ::testing::TempDir();
+  const std::string trace = dir + "/fluid_cli.pb";
+  ASSERT_EQ(RunCcreplay("lower --op allreduce --n 4 --bytes 64K -o " + trace)
+                .exit_code,
+            0);
+  const auto a = RunCcreplay("replay " + trace + " --engine fluid --json " +
+                             dir + "/fluid_a.json");
+  const auto b = RunCcreplay("replay " + trace + " --engine fluid --json " +
+                             dir + "/fluid_b.json");
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  EXPECT_NE(a.out.find("fluid engine"), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find("n/a with the fluid engine"), std::string::npos);
+  EXPECT_EQ(a.out, b.out);
+  const auto same = ccreplay_test::RunShell("cmp " + dir + "/fluid_a.json " +
+                                            dir + "/fluid_b.json");
+  EXPECT_EQ(same.exit_code, 0) << same.out;
+  const auto json = ccreplay_test::RunShell(
+      "grep -c '\"engine\": *\"fluid\"' " + dir + "/fluid_a.json");
+  EXPECT_EQ(json.exit_code, 0) << json.out;
+  EXPECT_EQ(RunCcreplay("replay " + trace + " --engine flow").exit_code, 2);
+}
+
+}  // namespace
+}  // namespace ccreplay
