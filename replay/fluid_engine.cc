@@ -17,6 +17,7 @@
 #include "hw/events.h"
 #include "hw/message.h"
 #include "replay/flow_net.h"
+#include "replay/stream_core.h"
 
 namespace ccreplay {
 namespace {
@@ -31,31 +32,6 @@ enum FluidEventKind : uint32_t {
   kAcked,               // a = op: its acknowledgement is back at the source
   kMsgArrived,          // a = op (RemoteMsgSend): at its destination
   kCtsArrived,          // a = op (Receive): its clear-to-send at the sender
-};
-
-enum class Wait : uint8_t { kNone, kMsgWait, kFence, kDone };
-
-struct Stream {
-  uint32_t chip = 0;
-  uint32_t stream = 0;  // index within the chip
-  uint32_t base = 0;    // global index of instruction 0
-  uint32_t size = 0;
-  uint32_t pc = 0;
-  uint32_t outstanding = 0;  // data-moving instructions not yet complete
-  Wait wait = Wait::kNone;
-};
-
-struct Op {
-  uint32_t stream_slot = 0;
-  uint32_t engine = 0;
-  uint32_t match = kNone;   // Send: its Receive; Receive: its Send
-  uint32_t send_index = 0;  // Send: position among Sends of its chip pair
-  uint32_t data_seq = 0;    // Transfer/Send: order among its qp's data ops
-};
-
-struct Pair {
-  std::vector<uint32_t> sends;  // Send ops in issue order
-  std::vector<uint32_t> cts;    // Receive ops whose clear-to-send arrived
 };
 
 // One remote data transfer in flight.
@@ -102,48 +78,36 @@ TimePs PsToPass(double bytes, double bytes_per_s) {
       std::abs(ps - whole) < 1e-6 ? whole : std::ceil(ps)));
 }
 
-class FluidSim {
+class FluidSim : public StreamCore {
  public:
   FluidSim(const Program& p, const HwConfig& hw, const Topology& topo,
            const ReplayOptions& opt)
-      : p_(p),
-        hw_(hw),
-        topo_(topo),
-        opt_(opt),
-        cdma_(hw, p.num_chips, q_),
-        net_(topo.links().size(), static_cast<double>(hw.link_bytes_per_s)) {}
+      : StreamCore(p, hw, topo, opt, "fluid replay"),
+        net_(topo.links().size(), static_cast<double>(hw.link_bytes_per_s)) {
+    r_.bytes_sent.assign(p.num_chips, 0);
+    r_.links.resize(topo.links().size());
+  }
 
-  absl::StatusOr<ReplayResult> Run();
   const FluidStats& stats() const { return stats_; }
 
  private:
-  absl::Status Flatten();
-  void Dispatch(const Event& ev, TimePs now);
-  absl::StatusOr<ReplayResult> Finish(TimePs now);
-  const Instr& InstrAt(uint32_t g) const { return *instr_ptr_[g]; }
-
-  // Streams and queues.
-  void Resume(uint32_t slot, TimePs now);
-  void Issue(Stream& st, uint32_t slot, uint32_t g, TimePs now);
-  void TryStart(uint32_t e, TimePs now);
-  void StartOp(uint32_t e, uint32_t g, TimePs ready, TimePs now);
-  bool MatchSend(uint32_t g, uint32_t recv);
-  void EndPhase(uint32_t e, TimePs now);
-  void CompleteOp(uint32_t g, TimePs now);
-  Pair& PairOf(uint32_t src, uint32_t dst) {
-    return pairs_[(static_cast<uint64_t>(src) << 32) | dst];
+  void Dispatch(const Event& ev, TimePs now) override;
+  void StartData(uint32_t e, uint32_t g, TimePs now) override {
+    const Instr& in = InstrAt(g);
+    if (in.peer == ChipOf(g)) {  // a local copy: the engine alone, as packets
+      cdma_.BeginData(e, g, in.peer, in.qp_id, in.dst_addr, in.bytes, now);
+    } else {
+      StartFlow(e, g, now);
+    }
   }
-
-  // Data and messages.
-  void LocalDone(uint32_t e, TimePs now);
-  void Landed(uint32_t g, TimePs now);
-  void MsgArrived(uint32_t g, TimePs now);
-  void CtsArrived(uint32_t g, TimePs now);
-  void DeliverMessage(uint32_t g, TimePs now) {
-    if (!msg_->DelayCount(g, now)) CountMessage(g, now);
+  // Control packets pay their path's latency and serialisation but take no
+  // share of the links.
+  void SendControl(PacketKind kind, uint32_t g, TimePs now) override;
+  // The last byte of write `g` is in the destination GMEM.
+  void Landed(uint32_t g, TimePs now) {
+    r_.bytes_received[InstrAt(g).peer] += InstrAt(g).bytes;
+    WriteLanded(g, now);
   }
-  void CountMessage(uint32_t g, TimePs now);
-  void DataLanded(uint32_t g, TimePs now);
 
   // Flows.
   std::vector<uint32_t> Route(uint32_t src, uint32_t dst, uint32_t qp) const {
@@ -168,103 +132,14 @@ class FluidSim {
   // When flow `id` lets its engine go, at the rates as of now.
   TimePs ReleaseAt(uint32_t id, TimePs now) const;
 
-  std::string DescribeStuck() const;
-
-  const Program& p_;
-  const HwConfig& hw_;
-  const Topology& topo_;
-  const ReplayOptions& opt_;
-
-  EventQueue q_;
-  CdmaUnit cdma_;
-  std::optional<MessageUnit> msg_;
-  ReplayResult r_;
   FluidStats stats_;
-  absl::Status error_;
-  std::vector<const Instr*> instr_ptr_;
-  std::vector<Op> ops_;
-  std::vector<Stream> streams_;
-  absl::flat_hash_map<uint64_t, Pair> pairs_;
-
   FlowNet net_;
   std::vector<ActiveFlow> flows_;  // by FlowNet id
   bool changed_ = false;           // a kFlowsChanged is pending
 };
 
-absl::Status FluidSim::Flatten() {
-  size_t total = 0;
-  for (const ChipProgram& c : p_.chips) {
-    for (const StreamProgram& s : c.streams) total += s.instrs.size();
-  }
-  if (total >= kNone) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("trace has ", total, " instructions; at most ", kNone - 1,
-                     " are supported"));
-  }
-  instr_ptr_.reserve(total);
-  r_.instrs.resize(total);
-  ops_.resize(total);
-  for (uint32_t c = 0; c < p_.num_chips; ++c) {
-    const auto& streams = p_.chips[c].streams;
-    for (uint32_t s = 0; s < streams.size(); ++s) {
-      Stream st{c, s, static_cast<uint32_t>(instr_ptr_.size()),
-                static_cast<uint32_t>(streams[s].instrs.size())};
-      for (uint32_t i = 0; i < st.size; ++i) {
-        r_.instrs[st.base + i] = {c, s, i, streams[s].instrs[i].kind};
-        instr_ptr_.push_back(&streams[s].instrs[i]);
-      }
-      streams_.push_back(st);
-    }
-  }
-  msg_.emplace(hw_, p_.num_chips, static_cast<uint32_t>(total), q_);
-  r_.chip_finish.assign(p_.num_chips, TimePs::Zero());
-  r_.bytes_sent.assign(p_.num_chips, 0);
-  r_.bytes_received.assign(p_.num_chips, 0);
-  r_.bytes_local.assign(p_.num_chips, 0);
-  r_.links.resize(topo_.links().size());
-  return absl::OkStatus();
-}
-
-absl::StatusOr<ReplayResult> FluidSim::Run() {
-  if (absl::Status s = Flatten(); !s.ok()) return s;
-  for (uint32_t slot = 0; slot < streams_.size(); ++slot) {
-    q_.Push(TimePs::Zero(), kStreamResume, slot);
-  }
-  TimePs now;
-  while (!q_.empty() && error_.ok()) {
-    const Event ev = q_.Pop();
-    now = TimePs(ev.time_ps);
-    if (opt_.max_events != 0 && r_.events >= opt_.max_events) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("fluid replay stopped after ", r_.events,
-                       " events (--max-events) at ", now.ps(), " ps"));
-    }
-    r_.events++;
-    Dispatch(ev, now);
-  }
-  if (!error_.ok()) return error_;
-  return Finish(now);
-}
-
 void FluidSim::Dispatch(const Event& ev, TimePs now) {
   switch (ev.kind) {
-    case kStreamResume:
-      Resume(ev.a, now);
-      break;
-    case kCdmaKick:
-      cdma_.OnKick(ev.a, now);
-      TryStart(ev.a, now);
-      break;
-    case kLocalDone:
-      LocalDone(ev.a, now);
-      break;
-    case kMsgLocal:
-      r_.instrs[ev.a].landed = r_.instrs[ev.a].complete = now;
-      msg_->Count(r_.instrs[ev.a].chip, InstrAt(ev.a).dst_qp, ev.a, now);
-      break;
-    case kMsgCount:
-      CountMessage(ev.a, now);
-      break;
     case kFlowsChanged:
       Reallocate(now);
       break;
@@ -278,218 +153,32 @@ void FluidSim::Dispatch(const Event& ev, TimePs now) {
       CompleteOp(ev.a, now);
       break;
     case kMsgArrived:
-      MsgArrived(ev.a, now);
+      MessageArrived(ev.a, now);
       break;
     case kCtsArrived:
       CtsArrived(ev.a, now);
       break;
-  }
-}
-
-absl::StatusOr<ReplayResult> FluidSim::Finish(TimePs now) {
-  r_.drained = now;
-  for (const Stream& st : streams_) {
-    if (st.wait != Wait::kDone) {
-      return absl::FailedPreconditionError(DescribeStuck());
-    }
-  }
-  for (const CdmaEngine& e : cdma_.engines()) {
-    if (e.HasQueued()) return absl::FailedPreconditionError(DescribeStuck());
-  }
-  r_.makespan = TimePs::Zero();
-  for (TimePs t : r_.chip_finish) r_.makespan = Max(r_.makespan, t);
-  return std::move(r_);
-}
-
-void FluidSim::Resume(uint32_t slot, TimePs now) {
-  Stream& st = streams_[slot];
-  if (st.wait == Wait::kDone) return;
-  st.wait = Wait::kNone;
-  for (; st.pc < st.size; ++st.pc) {
-    const uint32_t g = st.base + st.pc;
-    const Instr& in = InstrAt(g);
-    InstrTiming& t = r_.instrs[g];
-    if (t.issue.ps() < 0) t.issue = now;
-    if (in.kind == OpKind::kMsgWait) {
-      uint32_t& count = msg_->counter(st.chip, in.dst_qp);
-      if (count < in.count) {
-        st.wait = Wait::kMsgWait;
-        msg_->Wait(st.chip, in.dst_qp, slot);
-        return;
-      }
-      count -= in.count;
-      if (now > t.issue) t.cause = msg_->last_message(st.chip, in.dst_qp);
-    } else if (in.kind == OpKind::kFence) {
-      if (st.outstanding > 0) {
-        st.wait = Wait::kFence;
-        return;
-      }
-    } else {
-      Issue(st, slot, g, now);
-      continue;
-    }
-    t.start = t.issue;
-    t.end = now;
-  }
-  st.wait = Wait::kDone;
-  r_.chip_finish[st.chip] = Max(r_.chip_finish[st.chip], now);
-}
-
-// A queue-pair instruction goes to its engine's VC queue (posted).
-void FluidSim::Issue(Stream& st, uint32_t slot, uint32_t g, TimePs now) {
-  const Instr& in = InstrAt(g);
-  const uint32_t e = cdma_.Index(st.chip, in.qp_id);
-  ops_[g].stream_slot = slot;
-  ops_[g].engine = e;
-  if (MovesData(in.kind)) st.outstanding++;
-  if (in.kind == OpKind::kSend) {
-    Pair& pair = PairOf(st.chip, in.peer);
-    ops_[g].send_index = static_cast<uint32_t>(pair.sends.size());
-    pair.sends.push_back(g);
-  }
-  cdma_.Enqueue(e, in.qp_id, g);
-  TryStart(e, now);
-}
-
-void FluidSim::TryStart(uint32_t e, TimePs now) {
-  cdma_.TryStart(
-      e, now,
-      [this](uint32_t g) {
-        const Instr& in = InstrAt(g);
-        QueuedOp op;
-        op.issue = r_.instrs[g].issue;
-        op.moves_data = MovesData(in.kind);
-        op.blocked =
-            in.kind == OpKind::kSend &&
-            PairOf(r_.instrs[g].chip, in.peer).cts.size() <= ops_[g].send_index;
-        return op;
-      },
-      [this, e, now](uint32_t g, TimePs ready) { StartOp(e, g, ready, now); });
-}
-
-bool FluidSim::MatchSend(uint32_t g, uint32_t recv) {
-  if (InstrAt(recv).bytes != InstrAt(g).bytes) {
-    const InstrTiming& t = r_.instrs[g];
-    const InstrTiming& rt = r_.instrs[recv];
-    error_ = absl::InvalidArgumentError(
-        absl::StrCat(InstrPlace(p_, t.chip, t.stream, t.instr), " sends ",
-                     InstrAt(g).bytes, " bytes but its matching ",
-                     InstrPlace(p_, rt.chip, rt.stream, rt.instr), " expects ",
-                     InstrAt(recv).bytes));
-    return false;
-  }
-  ops_[g].match = recv;
-  ops_[recv].match = g;
-  return true;
-}
-
-void FluidSim::StartOp(uint32_t e, uint32_t g, TimePs ready, TimePs now) {
-  const Instr& in = InstrAt(g);
-  InstrTiming& t = r_.instrs[g];
-  const uint32_t chip = t.chip;
-  t.start = now;
-  const uint32_t before = cdma_.NoteStart(e, g, MovesData(in.kind), now);
-  const uint32_t recv = in.kind == OpKind::kSend
-                            ? PairOf(chip, in.peer).cts[ops_[g].send_index]
-                            : kNone;
-  if (now > ready) {
-    t.cause = recv != kNone && r_.instrs[recv].arrived == now ? recv : before;
-  }
-  switch (in.kind) {
-    case OpKind::kTransfer:
-    case OpKind::kSend:
-      if (recv != kNone && !MatchSend(g, recv)) return;
-      ops_[g].data_seq = msg_->DataStarted(chip, in.qp_id);
-      if (in.peer == chip) {  // a local copy: the engine alone, as packets
-        cdma_.BeginData(e, g, in.peer, in.qp_id, in.dst_addr, in.bytes, now);
-      } else {
-        StartFlow(e, g, now);
-      }
-      return;
-    case OpKind::kReceive:
-      q_.Push(now + MessageTime(chip, in.peer, in.qp_id), kCtsArrived, g);
-      t.end = now;
-      return;
-    case OpKind::kRemoteMsgSend:
-      msg_->MessageSent(g, chip, in.qp_id);
-      q_.Push(now + MessageTime(chip, in.peer, in.qp_id), kMsgArrived, g);
-      t.end = now;
-      return;
-    case OpKind::kMsgSend:
-      t.end = now;
-      msg_->SendLocal(g, now);
-      return;
     default:
-      return;  // waits never reach an engine
+      DispatchStream(ev, now);
+      break;
   }
 }
 
-void FluidSim::EndPhase(uint32_t e, TimePs now) {
-  r_.instrs[cdma_.EndData(e)].end = now;
-  TryStart(e, now);
-}
-
-void FluidSim::LocalDone(uint32_t e, TimePs now) {
-  const uint32_t g = cdma_.engine(e).current;
-  r_.bytes_local[r_.instrs[g].chip] += InstrAt(g).bytes;
-  r_.instrs[g].landed = now;
-  EndPhase(e, now);
-  DataLanded(g, now);
-  CompleteOp(g, now);
-}
-
-void FluidSim::Landed(uint32_t g, TimePs now) {
+void FluidSim::SendControl(PacketKind kind, uint32_t g, TimePs now) {
   const Instr& in = InstrAt(g);
-  const uint32_t src = r_.instrs[g].chip;
-  r_.bytes_received[in.peer] += in.bytes;
-  r_.instrs[g].landed = now;
-  if (ops_[g].match != kNone) {  // a Send: its Receive is done
-    r_.instrs[ops_[g].match].landed = now;
-    CompleteOp(ops_[g].match, now);
-  }
-  // The destination acknowledges the whole write to the source.
-  q_.Push(now + MessageTime(in.peer, src, in.qp_id), kAcked, g);
-  DataLanded(g, now);
-}
-
-void FluidSim::MsgArrived(uint32_t g, TimePs now) {
-  // Write + msg: it counts only once every earlier data instruction on its
-  // qp has landed.
-  r_.instrs[g].arrived = now;
-  if (msg_->MayCount(g, r_.instrs[g].chip, InstrAt(g).qp_id)) {
-    DeliverMessage(g, now);
-  }
-}
-
-void FluidSim::CtsArrived(uint32_t g, TimePs now) {
-  // At the sender (the Receive's peer) from the receiver.
-  r_.instrs[g].arrived = now;
-  Pair& pair = PairOf(InstrAt(g).peer, r_.instrs[g].chip);
-  pair.cts.push_back(g);
-  const size_t idx = pair.cts.size() - 1;
-  if (idx < pair.sends.size()) TryStart(ops_[pair.sends[idx]].engine, now);
-}
-
-void FluidSim::CountMessage(uint32_t g, TimePs now) {
-  r_.instrs[g].landed = r_.instrs[g].complete = now;
-  msg_->Count(InstrAt(g).peer, InstrAt(g).dst_qp, g, now);
-}
-
-void FluidSim::DataLanded(uint32_t g, TimePs now) {
-  msg_->DataLanded(r_.instrs[g].chip, InstrAt(g).qp_id, ops_[g].data_seq,
-                   [&](uint32_t m) {
-                     r_.instrs[m].held_by = g;
-                     DeliverMessage(m, now);
-                   });
-}
-
-void FluidSim::CompleteOp(uint32_t g, TimePs now) {
-  r_.instrs[g].complete = now;
-  Stream& st = streams_[ops_[g].stream_slot];
-  st.outstanding--;
-  if (st.outstanding == 0 && st.wait == Wait::kFence) {
-    r_.instrs[st.base + st.pc].cause = g;
-    q_.Push(now, kStreamResume, ops_[g].stream_slot);
+  const uint32_t chip = ChipOf(g);
+  switch (kind) {
+    case PacketKind::kCts:
+      q_.Push(now + MessageTime(chip, in.peer, in.qp_id), kCtsArrived, g);
+      return;
+    case PacketKind::kMsg:
+      q_.Push(now + MessageTime(chip, in.peer, in.qp_id), kMsgArrived, g);
+      return;
+    case PacketKind::kAck:
+      q_.Push(now + MessageTime(in.peer, chip, in.qp_id), kAcked, g);
+      return;
+    case PacketKind::kData:
+      return;  // data travels as flows (StartFlow)
   }
 }
 
@@ -631,39 +320,7 @@ void FluidSim::OnFlowEvent(uint32_t id, uint32_t version, TimePs now) {
   }
   // Last: starting the engine's next instruction may add a flow (and move
   // flows_).
-  if (free_engine) EndPhase(engine, now);
-}
-
-std::string FluidSim::DescribeStuck() const {
-  std::vector<std::string> lines;
-  for (const Stream& st : streams_) {
-    if (st.wait == Wait::kDone) continue;
-    const Instr& in = InstrAt(st.base + st.pc);
-    lines.push_back(absl::StrCat(
-        InstrPlace(p_, st.chip, st.stream, st.pc), ": ",
-        st.wait == Wait::kMsgWait
-            ? absl::StrCat("waits for ", in.count, " message(s) on qp ",
-                           in.dst_qp, ", has ",
-                           msg_->counter(st.chip, in.dst_qp))
-            : absl::StrCat("waits for ", st.outstanding,
-                           " earlier data-moving instruction(s)")));
-  }
-  for (const CdmaEngine& eng : cdma_.engines()) {
-    for (uint32_t vc = 0; vc < kVcBanksPerCdma; ++vc) {
-      if (eng.vc_head[vc] == eng.vc_queue[vc].size()) continue;
-      const InstrTiming& t = r_.instrs[eng.vc_queue[vc][eng.vc_head[vc]]];
-      lines.push_back(absl::StrCat(InstrPlace(p_, t.chip, t.stream, t.instr),
-                                   ": queued, behind a Send without its "
-                                   "Receive"));
-    }
-  }
-  constexpr size_t kMaxLines = 16;
-  const size_t more = lines.size() > kMaxLines ? lines.size() - kMaxLines : 0;
-  lines.resize(std::min(lines.size(), kMaxLines));
-  return absl::StrCat(
-      "deadlock (fluid engine): no event left but ", lines.size() + more,
-      " stream(s) or queue(s) cannot finish:\n  ", absl::StrJoin(lines, "\n  "),
-      more ? absl::StrCat("\n  ... and ", more, " more") : "");
+  if (free_engine) FinishDataPhase(engine, now);
 }
 
 }  // namespace

@@ -1,0 +1,389 @@
+#include "replay/stream_core.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "hw/events.h"
+
+namespace ccreplay {
+
+StreamCore::StreamCore(const Program& p, const HwConfig& hw,
+                       const Topology& topo, const ReplayOptions& opt,
+                       absl::string_view engine_name)
+    : p_(p),
+      hw_(hw),
+      topo_(topo),
+      opt_(opt),
+      cdma_(hw, p.num_chips, q_),
+      engine_name_(engine_name) {}
+
+absl::Status StreamCore::Flatten() {
+  const uint32_t n = p_.num_chips;
+  size_t total = 0;
+  for (const ChipProgram& c : p_.chips) {
+    for (const StreamProgram& s : c.streams) total += s.instrs.size();
+  }
+  if (total >= kNone) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("trace has ", total, " instructions; at most ", kNone - 1,
+                     " are supported"));
+  }
+  instr_ptr_.reserve(total);
+  r_.instrs.resize(total);
+  ops_.resize(total);
+  for (uint32_t c = 0; c < n; ++c) {
+    const auto& streams = p_.chips[c].streams;
+    for (uint32_t s = 0; s < streams.size(); ++s) {
+      StreamState st;
+      st.chip = c;
+      st.stream = s;
+      st.base = static_cast<uint32_t>(instr_ptr_.size());
+      st.size = static_cast<uint32_t>(streams[s].instrs.size());
+      for (uint32_t i = 0; i < st.size; ++i) {
+        InstrTiming& t = r_.instrs[st.base + i];
+        t.chip = c;
+        t.stream = s;
+        t.instr = i;
+        t.kind = streams[s].instrs[i].kind;
+        instr_ptr_.push_back(&streams[s].instrs[i]);
+      }
+      streams_.push_back(st);
+    }
+  }
+  msg_.emplace(hw_, n, static_cast<uint32_t>(total), q_);
+  r_.chip_finish.assign(n, TimePs::Zero());
+  r_.bytes_received.assign(n, 0);
+  r_.bytes_local.assign(n, 0);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ReplayResult> StreamCore::Run() {
+  if (absl::Status s = Flatten(); !s.ok()) return s;
+  for (uint32_t slot = 0; slot < streams_.size(); ++slot) {
+    q_.Push(TimePs::Zero(), kStreamResume, slot);
+  }
+  TimePs now;
+  while (!q_.empty() && error_.ok()) {
+    const Event ev = q_.Pop();
+    now = TimePs(ev.time_ps);
+    if (opt_.max_events != 0 && r_.events >= opt_.max_events) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat(engine_name_, " stopped after ", r_.events,
+                       " events (--max-events) at ", now.ps(), " ps"));
+    }
+    r_.events++;
+    Dispatch(ev, now);
+  }
+  if (!error_.ok()) return error_;
+  if (q_.went_back()) {
+    return absl::InternalError(absl::StrCat(
+        engine_name_,
+        ": an event was scheduled before the current time (a bug in "
+        "ccreplay's hardware model; please report it with the trace)"));
+  }
+  return Finish(now);
+}
+
+bool StreamCore::DispatchStream(const Event& ev, TimePs now) {
+  switch (ev.kind) {
+    case kStreamResume:
+      Resume(ev.a, now);
+      return true;
+    case kCdmaKick:
+      cdma_.OnKick(ev.a, now);
+      TryStart(ev.a, now);
+      return true;
+    case kLocalDone:
+      LocalDone(ev.a, now);
+      return true;
+    case kMsgCount:
+      CountMessage(ev.a, now);
+      return true;
+    case kMsgLocal: {
+      const Instr& in = InstrAt(ev.a);
+      r_.instrs[ev.a].landed = r_.instrs[ev.a].complete = now;
+      msg_->Count(r_.instrs[ev.a].chip, in.dst_qp, ev.a, now);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+absl::StatusOr<ReplayResult> StreamCore::Finish(TimePs now) {
+  r_.drained = now;
+  for (const StreamState& st : streams_) {
+    if (st.wait != WaitKind::kDone) {
+      return absl::FailedPreconditionError(DescribeStuck());
+    }
+  }
+  for (const CdmaEngine& e : cdma_.engines()) {
+    if (e.HasQueued()) return absl::FailedPreconditionError(DescribeStuck());
+  }
+  if (absl::Status s = FinishTransport(); !s.ok()) return s;
+  r_.makespan = TimePs::Zero();
+  for (TimePs t : r_.chip_finish) r_.makespan = Max(r_.makespan, t);
+  return std::move(r_);
+}
+
+void StreamCore::LocalDone(uint32_t e, TimePs now) {
+  const uint32_t g = cdma_.engine(e).current;
+  const uint32_t chip = cdma_.engine(e).chip;
+  r_.bytes_local[chip] += InstrAt(g).bytes;
+  ops_[g].arrived = InstrAt(g).bytes;
+  r_.instrs[g].landed = now;
+  FinishDataPhase(e, now);
+  DataLanded(g, now);
+  CompleteOp(g, now);
+}
+
+void StreamCore::Resume(uint32_t slot, TimePs now) {
+  StreamState& st = streams_[slot];
+  if (st.wait == WaitKind::kDone) return;
+  st.wait = WaitKind::kNone;
+  while (st.pc < st.size) {
+    const uint32_t g = st.base + st.pc;
+    const Instr& in = InstrAt(g);
+    InstrTiming& t = r_.instrs[g];
+    if (t.issue.ps() < 0) t.issue = now;
+    switch (in.kind) {
+      case OpKind::kMsgWait: {
+        uint32_t& c = msg_->counter(st.chip, in.dst_qp);
+        if (c < in.count) {
+          st.wait = WaitKind::kMsgWait;
+          msg_->Wait(st.chip, in.dst_qp, slot);
+          return;
+        }
+        c -= in.count;
+        t.start = t.issue;
+        t.end = now;
+        if (now > t.issue) t.cause = msg_->last_message(st.chip, in.dst_qp);
+        break;
+      }
+      case OpKind::kFence:
+        if (st.outstanding > 0) {
+          st.wait = WaitKind::kFence;
+          return;
+        }
+        t.start = t.issue;
+        t.end = now;
+        break;
+      default: {
+        const uint32_t e = cdma_.Index(st.chip, in.qp_id);
+        ops_[g].stream_slot = slot;
+        ops_[g].engine = e;
+        if (MovesData(in.kind)) st.outstanding++;
+        if (in.kind == OpKind::kSend) {
+          PairState& pair = Pair(st.chip, in.peer);
+          ops_[g].send_index = static_cast<uint32_t>(pair.sends.size());
+          pair.sends.push_back(g);
+        }
+        cdma_.Enqueue(e, in.qp_id, g);
+        TryStart(e, now);
+        break;
+      }
+    }
+    st.pc++;
+  }
+  st.wait = WaitKind::kDone;
+  r_.chip_finish[st.chip] = Max(r_.chip_finish[st.chip], now);
+}
+
+const StreamCore::PairState* StreamCore::FindPair(uint32_t src,
+                                                  uint32_t dst) const {
+  auto it = pairs_.find((static_cast<uint64_t>(src) << 32) | dst);
+  return it == pairs_.end() ? nullptr : &it->second;
+}
+
+bool StreamCore::SendReady(uint32_t g) const {
+  const PairState* pair = FindPair(r_.instrs[g].chip, InstrAt(g).peer);
+  return pair != nullptr && pair->cts.size() > ops_[g].send_index;
+}
+
+void StreamCore::TryStart(uint32_t e, TimePs now) {
+  cdma_.TryStart(
+      e, now,
+      [this](uint32_t g) {
+        const Instr& in = InstrAt(g);
+        QueuedOp op;
+        op.issue = r_.instrs[g].issue;
+        op.moves_data = MovesData(in.kind);
+        op.blocked = in.kind == OpKind::kSend && !SendReady(g);
+        return op;
+      },
+      [this, e, now](uint32_t g, TimePs ready) { StartOp(e, g, ready, now); });
+}
+
+bool StreamCore::MatchSend(uint32_t g, uint32_t recv) {
+  const Instr& in = InstrAt(g);
+  const Instr& rin = InstrAt(recv);
+  if (rin.bytes != in.bytes) {
+    const InstrTiming& t = r_.instrs[g];
+    const InstrTiming& rt = r_.instrs[recv];
+    error_ = absl::InvalidArgumentError(absl::StrCat(
+        InstrPlace(p_, t.chip, t.stream, t.instr), " sends ", in.bytes,
+        " bytes but its matching ",
+        InstrPlace(p_, rt.chip, rt.stream, rt.instr), " expects ", rin.bytes));
+    return false;
+  }
+  ops_[g].match = recv;
+  ops_[recv].match = g;
+  return true;
+}
+
+void StreamCore::StartOp(uint32_t e, uint32_t g, TimePs ready, TimePs now) {
+  const Instr& in = InstrAt(g);
+  InstrTiming& t = r_.instrs[g];
+  const uint32_t chip = cdma_.engine(e).chip;
+  t.start = now;
+  const uint32_t before = cdma_.NoteStart(e, g, MovesData(in.kind), now);
+  if (now > ready) {
+    // Held up past its readiness: by a Send's clear-to-send arriving now,
+    // or else by the engine finishing the instruction before it.
+    const uint32_t recv = in.kind == OpKind::kSend
+                              ? Pair(chip, in.peer).cts[ops_[g].send_index]
+                              : kNone;
+    t.cause = recv != kNone && r_.instrs[recv].arrived == now ? recv : before;
+  }
+  switch (in.kind) {
+    case OpKind::kTransfer:
+    case OpKind::kSend:
+      if (in.kind == OpKind::kSend &&
+          !MatchSend(g, Pair(chip, in.peer).cts[ops_[g].send_index])) {
+        return;
+      }
+      ops_[g].data_seq = msg_->DataStarted(chip, in.qp_id);
+      StartData(e, g, now);
+      return;
+    case OpKind::kReceive:
+      // The receive is posted: a clear-to-send goes to the sender. The
+      // engine is free again at once; the data arrives later.
+      SendControl(PacketKind::kCts, g, now);
+      t.end = now;
+      return;
+    case OpKind::kRemoteMsgSend:
+      msg_->MessageSent(g, chip, in.qp_id);
+      SendControl(PacketKind::kMsg, g, now);
+      t.end = now;
+      return;
+    case OpKind::kMsgSend:
+      t.end = now;
+      msg_->SendLocal(g, now);
+      return;
+    default:
+      return;  // waits never reach an engine
+  }
+}
+
+void StreamCore::FinishDataPhase(uint32_t e, TimePs now) {
+  r_.instrs[cdma_.EndData(e)].end = now;
+  TryStart(e, now);
+}
+
+void StreamCore::WriteLanded(uint32_t g, TimePs now) {
+  r_.instrs[g].landed = now;
+  if (ops_[g].match != kNone) {  // a Send: its Receive is done
+    r_.instrs[ops_[g].match].landed = now;
+    CompleteOp(ops_[g].match, now);
+  }
+  // The destination acknowledges the whole write to the source.
+  SendControl(PacketKind::kAck, g, now);
+  DataLanded(g, now);
+}
+
+void StreamCore::MessageArrived(uint32_t g, TimePs now) {
+  // Write + msg: the message counts only once every earlier data
+  // instruction on its qp has landed (lane groups may reorder packets).
+  r_.instrs[g].arrived = now;
+  if (msg_->MayCount(g, r_.instrs[g].chip, InstrAt(g).qp_id)) {
+    DeliverMessage(g, now);
+  }
+}
+
+void StreamCore::CtsArrived(uint32_t g, TimePs now) {
+  // At the sender (the Receive's peer) from the receiver (its chip).
+  r_.instrs[g].arrived = now;
+  PairState& pair = Pair(InstrAt(g).peer, r_.instrs[g].chip);
+  pair.cts.push_back(g);
+  const size_t idx = pair.cts.size() - 1;
+  if (idx < pair.sends.size()) TryStart(ops_[pair.sends[idx]].engine, now);
+}
+
+void StreamCore::DeliverMessage(uint32_t op, TimePs now) {
+  if (!msg_->DelayCount(op, now)) CountMessage(op, now);
+}
+
+void StreamCore::CountMessage(uint32_t op, TimePs now) {
+  r_.instrs[op].landed = r_.instrs[op].complete = now;
+  msg_->Count(InstrAt(op).peer, InstrAt(op).dst_qp, op, now);
+}
+
+void StreamCore::DataLanded(uint32_t g, TimePs now) {
+  msg_->DataLanded(r_.instrs[g].chip, InstrAt(g).qp_id, ops_[g].data_seq,
+                   [&](uint32_t m) {
+                     r_.instrs[m].held_by = g;
+                     DeliverMessage(m, now);
+                   });
+}
+
+void StreamCore::CompleteOp(uint32_t g, TimePs now) {
+  r_.instrs[g].complete = now;
+  StreamState& st = streams_[ops_[g].stream_slot];
+  st.outstanding--;
+  if (st.outstanding == 0 && st.wait == WaitKind::kFence) {
+    r_.instrs[st.base + st.pc].cause = g;
+    q_.Push(now, kStreamResume, ops_[g].stream_slot);
+  }
+}
+
+std::string StreamCore::DescribeStuck() const {
+  std::vector<std::string> lines;
+  for (const StreamState& st : streams_) {
+    if (st.wait == WaitKind::kDone) continue;
+    const Instr& in = InstrAt(st.base + st.pc);
+    std::string what;
+    if (st.wait == WaitKind::kMsgWait) {
+      what =
+          absl::StrCat("waits for ", in.count, " message(s) on qp ", in.dst_qp,
+                       ", has ", msg_->counter(st.chip, in.dst_qp));
+    } else {
+      what = absl::StrCat("waits for ", st.outstanding,
+                          " earlier data-moving instruction(s) to complete");
+    }
+    lines.push_back(
+        absl::StrCat(InstrPlace(p_, st.chip, st.stream, st.pc), ": ", what));
+  }
+  for (const CdmaEngine& eng : cdma_.engines()) {
+    for (uint32_t vc = 0; vc < kVcBanksPerCdma; ++vc) {
+      if (eng.vc_head[vc] == eng.vc_queue[vc].size()) continue;
+      const uint32_t g = eng.vc_queue[vc][eng.vc_head[vc]];
+      const InstrTiming& t = r_.instrs[g];
+      const Instr& in = InstrAt(g);
+      lines.push_back(absl::StrCat(
+          InstrPlace(p_, t.chip, t.stream, t.instr), ": queued on qp ",
+          in.qp_id,
+          in.kind == OpKind::kSend
+              ? absl::StrCat(", waits for a matching Receive on chip ", in.peer)
+              : std::string(", behind a blocked instruction")));
+    }
+  }
+  constexpr size_t kMaxLines = 16;
+  const size_t more = lines.size() > kMaxLines ? lines.size() - kMaxLines : 0;
+  if (more) lines.resize(kMaxLines);
+  std::string msg = NetworkStuck();
+  if (!msg.empty()) {
+    // Every stream ended: only the data in flight is stuck.
+    if (lines.empty()) return msg;
+    absl::StrAppend(&msg, "\nand so ");
+  }
+  absl::StrAppend(&msg, "deadlock: no event left but ", lines.size() + more,
+                  " stream(s) or queue(s) cannot finish:\n  ",
+                  absl::StrJoin(lines, "\n  "));
+  if (more) absl::StrAppend(&msg, "\n  ... and ", more, " more");
+  return msg;
+}
+
+}  // namespace ccreplay

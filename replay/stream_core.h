@@ -1,0 +1,148 @@
+// The instruction semantics both replay engines share (replay/engine.cc,
+// packets; replay/fluid_engine.cc, flows): the streams and their issue,
+// MsgWait and Fence; the CDMA queues in qp order (hw/cdma.h); Send /
+// Receive matching; write + msg ordering and the counters (hw/message.h);
+// completion and acknowledgement; the event loop; the report of a trace
+// that cannot finish. An engine derives from StreamCore and supplies only
+// how data and control packets travel (StartData, SendControl) and its own
+// events (Dispatch), so both engines execute a trace the same way.
+#ifndef CCREPLAY_REPLAY_STREAM_CORE_H_
+#define CCREPLAY_REPLAY_STREAM_CORE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "base/event_queue.h"
+#include "hw/cdma.h"
+#include "hw/config.h"
+#include "hw/message.h"
+#include "hw/packet.h"
+#include "hw/topology.h"
+#include "replay/engine.h"
+#include "trace/program.h"
+
+namespace ccreplay {
+
+class StreamCore {
+ public:
+  // `engine_name` names the engine in the message of --max-events.
+  StreamCore(const Program& p, const HwConfig& hw, const Topology& topo,
+             const ReplayOptions& opt, absl::string_view engine_name);
+  virtual ~StreamCore() = default;
+  StreamCore(const StreamCore&) = delete;
+  StreamCore& operator=(const StreamCore&) = delete;
+
+  absl::StatusOr<ReplayResult> Run();
+
+ protected:
+  enum class WaitKind : uint8_t { kNone, kMsgWait, kFence, kDone };
+
+  struct StreamState {
+    uint32_t chip = 0;
+    uint32_t stream = 0;  // index within the chip
+    uint32_t base = 0;    // global index of instruction 0
+    uint32_t size = 0;
+    uint32_t pc = 0;
+    uint32_t outstanding = 0;  // data-moving instructions not yet complete
+    WaitKind wait = WaitKind::kNone;
+  };
+
+  // Per issued queue-pair instruction (indexed by global instruction index).
+  struct OpState {
+    uint32_t stream_slot = 0;
+    uint32_t engine = 0;
+    uint64_t arrived = 0;     // payload bytes landed at the destination
+    uint32_t match = kNone;   // Send: its Receive; Receive: its Send
+    uint32_t send_index = 0;  // Send: position among Sends of its chip pair
+    uint32_t data_seq = 0;    // Transfer/Send: order among its qp's data ops
+  };
+
+  // Sends and clear-to-sends between one ordered pair of chips.
+  struct PairState {
+    std::vector<uint32_t> sends;  // Send ops in issue order
+    std::vector<uint32_t> cts;    // Receive ops whose clear-to-send arrived
+  };
+
+  // --- What an engine supplies.
+  // Handles one event: the engine's own kinds, and the rest through
+  // DispatchStream.
+  virtual void Dispatch(const Event& ev, TimePs now) = 0;
+  // Data-moving instruction `g` (Transfer, or a matched Send) starts its
+  // data phase on engine `e`.
+  virtual void StartData(uint32_t e, uint32_t g, TimePs now) = 0;
+  // A control packet of instruction `g` leaves: kCts (a Receive's
+  // clear-to-send) and kMsg (a RemoteMsgSend) from g's chip to its peer,
+  // kAck (of write g) from the peer back to g's chip. Its arrival calls
+  // CtsArrived, MessageArrived or CompleteOp.
+  virtual void SendControl(PacketKind kind, uint32_t g, TimePs now) = 0;
+  // Once every stream has ended: the engine's own checks and results.
+  virtual absl::Status FinishTransport() { return absl::OkStatus(); }
+  // Why the network cannot drain, or "" (the first part of DescribeStuck).
+  virtual std::string NetworkStuck() const { return ""; }
+
+  // --- The shared semantics, for the engines to call.
+  // kStreamResume, kCdmaKick, kLocalDone, kMsgLocal, kMsgCount; false for
+  // any other kind.
+  bool DispatchStream(const Event& ev, TimePs now);
+  const Instr& InstrAt(uint32_t g) const { return *instr_ptr_[g]; }
+  uint32_t ChipOf(uint32_t g) const { return r_.instrs[g].chip; }
+  // The data phase of engine `e` ended: its next instruction may start.
+  void FinishDataPhase(uint32_t e, TimePs now);
+  // Write `g` has landed in full at its destination: its Send's Receive
+  // completes, the acknowledgement leaves, held messages may count.
+  void WriteLanded(uint32_t g, TimePs now);
+  // A RemoteMsgSend / a Receive's clear-to-send arrived.
+  void MessageArrived(uint32_t g, TimePs now);
+  void CtsArrived(uint32_t g, TimePs now);
+  // Data-moving `g` is complete at its issuing chip.
+  void CompleteOp(uint32_t g, TimePs now);
+  std::string DescribeStuck() const;
+
+  const Program& p_;
+  const HwConfig& hw_;
+  const Topology& topo_;
+  const ReplayOptions& opt_;
+  EventQueue q_;
+  CdmaUnit cdma_;
+  std::optional<MessageUnit> msg_;  // sized once the program is flattened
+  ReplayResult r_;
+  absl::Status error_;
+  std::vector<OpState> ops_;
+
+ private:
+  // One OpState and one timing record per instruction, allocated up front
+  // so the hot path never reallocates them.
+  absl::Status Flatten();
+  absl::StatusOr<ReplayResult> Finish(TimePs now);
+  void Resume(uint32_t slot, TimePs now);
+  void TryStart(uint32_t e, TimePs now);
+  // `ready` is when the instruction could have started at the earliest.
+  void StartOp(uint32_t e, uint32_t g, TimePs ready, TimePs now);
+  // A Send's size against its Receive's; false (error_ set) on a mismatch.
+  bool MatchSend(uint32_t g, uint32_t recv);
+  void LocalDone(uint32_t e, TimePs now);
+  void DeliverMessage(uint32_t op, TimePs now);
+  void CountMessage(uint32_t op, TimePs now);
+  // Records that data op `g` has landed, and delivers the messages on its
+  // qp that were waiting for it.
+  void DataLanded(uint32_t g, TimePs now);
+  PairState& Pair(uint32_t src, uint32_t dst) {
+    return pairs_[(static_cast<uint64_t>(src) << 32) | dst];
+  }
+  const PairState* FindPair(uint32_t src, uint32_t dst) const;
+  bool SendReady(uint32_t g) const;
+
+  std::string engine_name_;
+  std::vector<const Instr*> instr_ptr_;
+  std::vector<StreamState> streams_;
+  absl::flat_hash_map<uint64_t, PairState> pairs_;
+};
+
+}  // namespace ccreplay
+
+#endif  // CCREPLAY_REPLAY_STREAM_CORE_H_
