@@ -24,8 +24,7 @@ struct ReplayArgs {
   std::string trace;
   std::string topology;
   std::string timeline;
-  uint64_t max_events = 0;
-  std::string max_memory;  // a byte size; "" = the machine's memory
+  BudgetFlags budget;
   bool links = false;
   std::string engine = "packet";  // or "fluid" (replay/fluid_engine.h)
   MscclFlags msccl;               // when the input is MSCCL-IR XML
@@ -146,12 +145,8 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   if (auto s = CheckOutputs(ReplayInputs(c, a), ReplayOutputs(c, a)); !s.ok()) {
     return Fail(s);
   }
-  ResourceBudget budget;  // before any input is read
-  if (!a.max_memory.empty()) {
-    auto bytes = ParseByteSize(a.max_memory);
-    if (!bytes.ok()) return Fail(bytes.status());
-    budget.max_memory_bytes = *bytes;
-  }
+  auto budget = a.budget.Budget();  // before any input is read
+  if (!budget.ok()) return Fail(budget.status());
   auto hw = c.Hw();
   if (!hw.ok()) return Fail(hw.status());
   std::optional<TopologyChoice> topo;
@@ -173,9 +168,9 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   }
   if (!trace.ok()) return Fail(trace.status());
   ReplayOptions opt;
-  opt.max_events = a.max_events;
+  opt.max_events = a.budget.max_events;
   const bool fluid = a.engine == "fluid";
-  auto run = ReplayReleasingTrace(*trace, *hw, topo, opt, budget,
+  auto run = ReplayReleasingTrace(*trace, *hw, topo, opt, *budget,
                                   fluid ? &ReplayFluid : &Replay);
   if (!run.ok())
     return Fail(
@@ -246,12 +241,7 @@ void AddReplayCommand(CLI::App& app, int* exit_code) {
                   "packet (default: packet-level) or fluid (flows sharing "
                   "links max-min fairly; docs/models.md, \"Fluid engine\")")
       ->check(CLI::IsMember({"packet", "fluid"}));
-  AddUnsignedOption(cmd, "--max-events", args->replay.max_events,
-                    "refuse a replay estimated to need more events, and "
-                    "stop one that reaches it (0 = the default, 1e10)");
-  cmd->add_option("--max-memory", args->replay.max_memory,
-                  "refuse a replay estimated to need more memory, e.g. 8G "
-                  "(default: the machine's memory)");
+  args->replay.budget.Add(cmd);
 
   cmd->callback([args, exit_code] {
     *exit_code = RunReplay(args->common, args->replay);

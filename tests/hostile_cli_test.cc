@@ -160,6 +160,35 @@ TEST_F(HostileCliTest, EveryClassFailsCleanlyUnderAnAddressSpaceLimit) {
   }
 }
 
+// Every command that replays takes the budget flags of `replay` and checks
+// each replay against them before it runs. The smallest replay here (the
+// 2-chip calibration P2P, 26 instructions) is estimated at 279 events, so a
+// budget of 10 refuses every one; 1K of memory is less than one port.
+TEST_F(HostileCliTest, EveryCommandThatReplaysTakesTheBudget) {
+  const std::vector<std::string> commands = {
+      "compare --n 4",
+      "sweep --n 4 -b 1K -e 2K",
+      "baseline",
+      "models --n 4 --no-calibration",
+      "calibrate -o " + Path("cal.txtpb"),
+  };
+  for (const std::string& c : commands) {
+    auto r = Run(c + " --max-events 10");
+    EXPECT_EQ(r.exit_code, 1) << c << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr("more than the budget of 10 (--max-events "
+                                 "raises it)"))
+        << c;
+    r = Run(c + " --max-memory 1K");
+    EXPECT_EQ(r.exit_code, 1) << c << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr("(--max-memory raises it)")) << c;
+    r = Run(c + " --max-memory 1Q");
+    EXPECT_EQ(r.exit_code, 1) << c << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr("--max-memory: bad byte size '1Q'")) << c;
+    EXPECT_THAT(Run(c + " --max-events -1").exit_code, 2) << c;
+  }
+  EXPECT_FALSE(std::filesystem::exists(Path("cal.txtpb")));
+}
+
 // What the budgets did not foresee still ends cleanly: the engines' queues
 // of this config, allowed by --max-memory, exhaust a 512 MiB address space.
 TEST_F(HostileCliTest, AnUnforeseenBadAllocIsACleanExit) {
