@@ -460,9 +460,12 @@ void AddModelsCommand(CLI::App& app, int* exit_code) {
   ModelsArgs& a = args->models;
   cmd->add_option("--op", a.op,
                   "allreduce, allgather, reducescatter, "
-                  "alltoall, ...")
+                  "alltoall, ... (any case)")
+      ->transform(CollectiveOpValidator())
       ->capture_default_str();
-  cmd->add_option("--algo", a.algo, "algorithm (default: the baseline's)");
+  cmd->add_option("--algo", a.algo,
+                  "algorithm, any case (default: the baseline's)")
+      ->transform(AlgorithmListValidator());
   CLI::Option* n_opt = cmd->add_option(
       "--n", a.n,
       "chips (default 8); with --sweep a comma-separated list (default "
