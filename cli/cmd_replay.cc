@@ -8,6 +8,7 @@
 #include "base/json.h"
 #include "base/table.h"
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "cli/run.h"
 #include "collectives/collective.h"
 #include "collectives/lower.h"
@@ -25,6 +26,7 @@ struct ReplayArgs {
   std::string topology;
   std::string timeline;
   BudgetFlags budget;
+  bool quiet = false;
   bool links = false;
   std::string engine = "packet";  // or "fluid" (replay/fluid_engine.h)
   MscclFlags msccl;               // when the input is MSCCL-IR XML
@@ -169,9 +171,16 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   if (!trace.ok()) return Fail(trace.status());
   ReplayOptions opt;
   opt.max_events = a.budget.max_events;
+  ReplayProgress bar(a.quiet);
+  if (bar.enabled()) {
+    opt.on_progress = [&bar](uint64_t events, TimePs now) {
+      bar.Update(events, now);
+    };
+  }
   const bool fluid = a.engine == "fluid";
   auto run = ReplayReleasingTrace(*trace, *hw, topo, opt, *budget,
                                   fluid ? &ReplayFluid : &Replay);
+  bar.Finish();
   if (!run.ok())
     return Fail(
         absl::Status(run.status().code(),
@@ -242,6 +251,9 @@ void AddReplayCommand(CLI::App& app, int* exit_code) {
                   "links max-min fairly; docs/models.md, \"Fluid engine\")")
       ->check(CLI::IsMember({"packet", "fluid"}));
   args->replay.budget.Add(cmd);
+  cmd->add_flag("-q,--quiet", args->replay.quiet,
+                "no progress line on standard error (shown only on a "
+                "terminal)");
 
   cmd->callback([args, exit_code] {
     *exit_code = RunReplay(args->common, args->replay);

@@ -7,6 +7,7 @@
 #define CCREPLAY_REPLAY_ENGINE_H_
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -21,6 +22,11 @@ namespace ccreplay {
 struct ReplayOptions {
   // Stop with an error after this many events (0 = no limit).
   uint64_t max_events = 0;
+  // Called from the event loop every `progress_every` events with the
+  // events so far and the simulated time (a progress bar); it must not
+  // touch the replay. Null: never (the loop then checks one counter only).
+  std::function<void(uint64_t events, TimePs now)> on_progress;
+  uint64_t progress_every = uint64_t{1} << 16;
 };
 
 inline constexpr uint32_t kNoCause = 0xffffffffu;

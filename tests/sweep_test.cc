@@ -211,6 +211,18 @@ TEST_F(SweepTest, ProgressBarOnATerminalUnlessQuiet) {
   r = on_tty("sweep --op allreduce -b 1K -e 4K -f 2 --n 4 --quiet");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_THAT(r.out, Not(HasSubstr("points")));
+  // One replay: events so far (its total is not known), simulated time.
+  const std::string trace = Path("r.pb");
+  ASSERT_EQ(ccreplay_test::RunCcreplay("lower --n 8 --bytes 1M -o " + trace)
+                .exit_code,
+            0);
+  r = on_tty("replay " + trace);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("replaying: "));
+  EXPECT_THAT(r.out, HasSubstr(" us simulated, "));
+  r = on_tty("replay -q " + trace);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, Not(HasSubstr("replaying")));
 }
 
 TEST_F(SweepTest, BadGridsAreErrors) {
