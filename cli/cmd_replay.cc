@@ -27,6 +27,7 @@ struct ReplayArgs {
   uint64_t max_events = 0;
   std::string max_memory;  // a byte size; "" = the machine's memory
   bool links = false;
+  bool no_coalesce = false;  // the per-packet reference path
   std::string engine = "packet";  // or "fluid" (replay/fluid_engine.h)
   MscclFlags msccl;               // when the input is MSCCL-IR XML
 };
@@ -174,6 +175,7 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   if (!trace.ok()) return Fail(trace.status());
   ReplayOptions opt;
   opt.max_events = a.max_events;
+  opt.coalesce = !a.no_coalesce;
   const bool fluid = a.engine == "fluid";
   auto run = ReplayReleasingTrace(*trace, *hw, topo, opt, budget,
                                   fluid ? &ReplayFluid : &Replay);
@@ -246,6 +248,10 @@ void AddReplayCommand(CLI::App& app, int* exit_code) {
                   "packet (default: packet-level) or fluid (flows sharing "
                   "links max-min fairly; docs/models.md, \"Fluid engine\")")
       ->check(CLI::IsMember({"packet", "fluid"}));
+  cmd->add_flag("--no-coalesce", args->replay.no_coalesce,
+                "packet engine: simulate every packet event (the reference "
+                "path; coalescing gives byte-identical results, "
+                "docs/hardware-model.md, \"Coalescing\")");
   AddUnsignedOption(cmd, "--max-events", args->replay.max_events,
                     "refuse a replay estimated to need more events, and "
                     "stop one that reaches it (0 = the default, 1e10)");
