@@ -14,6 +14,7 @@ bool ArrivalCoalescer::FoldArrival(const Packet& pk) {
   if (++b.started == b.full) return false;
   b.folded_bytes += pk.payload;
   ++folded_;
+  ++*events_;
   return true;
 }
 

@@ -29,9 +29,13 @@ class ArrivalCoalescer {
  public:
   // Folds nothing unless enabled, and only with unbounded link buffers
   // (`buffer_bytes` 0): an arrival that returns credit is never folded.
-  void Enable(bool on, uint64_t buffer_bytes, uint32_t packet_payload) {
+  // Each fold adds one to *events (the replay's event count, which thus
+  // stays the per-packet simulation's, and meets --max-events no later).
+  void Enable(bool on, uint64_t buffer_bytes, uint32_t packet_payload,
+              uint64_t* events) {
     on_ = on && buffer_bytes == 0 && packet_payload > 0;
     payload_ = packet_payload;
+    events_ = events;
   }
   bool enabled() const { return on_; }
 
@@ -69,6 +73,7 @@ class ArrivalCoalescer {
   bool on_ = false;
   uint32_t payload_ = 0;
   uint64_t folded_ = 0;
+  uint64_t* events_ = nullptr;
   absl::flat_hash_map<uint32_t, Burst> bursts_;
 };
 

@@ -20,6 +20,7 @@
 #include "replay/timeline.h"
 #include "run_cli.h"
 #include "scratch_dir.h"
+#include "trace/decode.h"
 
 namespace ccreplay {
 namespace {
@@ -185,6 +186,37 @@ TEST(CoalesceTest, EveryTraceConfigUnboundedBuffers) {
     uint64_t folded = 0;
     CheckConfig(hw, &folded);
     EXPECT_GT(folded, 0u);
+  }
+}
+
+// --max-events stops a coalesced replay exactly when it stops the
+// reference: folded arrivals count as events when they are folded, and a
+// run that needs no more than the limit is never stopped.
+TEST(CoalesceTest, MaxEventsStopsBothPathsAlike) {
+  HwConfig hw = DefaultTps186();
+  hw.link_buffer_bytes = 0;  // arrivals fold
+  CollectiveSpec spec;
+  spec.op = v1::ALLREDUCE;
+  spec.n = 8;
+  spec.bytes = 8 * 288 * 40 + 8;
+  auto trace = LowerCollective(spec, hw);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  auto program = ValidateAndDecode(*trace, hw.Target());
+  ASSERT_TRUE(program.ok()) << program.status();
+  auto topo = Topology::Build(TopologyKind::kRing, spec.n);
+  ASSERT_TRUE(topo.ok());
+  ReplayOptions on, off;
+  off.coalesce = false;
+  auto full = Replay(*program, hw, *topo, on);
+  ASSERT_TRUE(full.ok()) << full.status();
+  ASSERT_GT(full->coalesced_events, 0u);
+  for (uint64_t limit : {full->events, full->events - 1, full->events / 2}) {
+    on.max_events = off.max_events = limit;
+    const auto a = Replay(*program, hw, *topo, on);
+    const auto b = Replay(*program, hw, *topo, off);
+    EXPECT_EQ(a.ok(), limit >= full->events) << limit;
+    EXPECT_EQ(b.ok(), limit >= full->events) << limit;
+    EXPECT_EQ(a.status().code(), b.status().code()) << limit;
   }
 }
 
