@@ -11,10 +11,12 @@
 // write instead of in an event of its own. A full-size packet that starts
 // its last hop while another full-size packet of the same write has yet to
 // start that hop is never the last: the other one crosses the same link
-// (same flow, same route), starts no earlier, has the same wire bytes, so
-// arrives no earlier, and at a tie its event was scheduled later, hence
-// runs later. The write therefore lands at the same event, with the same
-// count, as in the per-packet simulation.
+// (same flow, same route), starts no earlier, has at least as many wire
+// bytes, so arrives no earlier, and at a tie its event was scheduled later,
+// hence runs later. The same holds for the write's short last packet (its
+// tail) when it starts the hop before a full-size one. The write therefore
+// lands at the same event, with the same count, as in the per-packet
+// simulation.
 #ifndef CCREPLAY_HW_COALESCE_H_
 #define CCREPLAY_HW_COALESCE_H_
 
@@ -41,7 +43,8 @@ class ArrivalCoalescer {
 
   // Data instruction `op` starts sending `bytes` over the network.
   void ExpectData(uint32_t op, uint64_t bytes) {
-    if (!on_ || bytes / payload_ < 2) return;  // nothing could fold
+    // Nothing folds without a full-size packet and another packet.
+    if (!on_ || bytes <= payload_) return;
     bursts_[op] = Burst{bytes / payload_, 0, 0};
   }
   // Packet `pk` starts its last hop (the link into its destination chip):
