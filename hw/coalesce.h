@@ -6,17 +6,20 @@
 // link without credit (link.buffer_bytes 0) that event does two things only:
 // it adds the payload to the write's landed bytes, and, when that completes
 // the write, the write lands (WriteLanded). The landed count is read by
-// nothing else, so the arrival of a packet that is certainly not the write's
-// last may be folded: its bytes are counted with a later arrival of the same
-// write instead of in an event of its own. A full-size packet that starts
-// its last hop while another full-size packet of the same write has yet to
-// start that hop is never the last: the other one crosses the same link
-// (same flow, same route), starts no earlier, has at least as many wire
-// bytes, so arrives no earlier, and at a tie its event was scheduled later,
-// hence runs later. The same holds for the write's short last packet (its
-// tail) when it starts the hop before a full-size one. The write therefore
-// lands at the same event, with the same count, as in the per-packet
-// simulation.
+// nothing but that test, so the arrival of a packet that is certainly not
+// the write's last may be folded: its bytes are counted with the write's
+// next delivered arrival instead of in an event of its own. A full-size
+// packet that starts its last hop while another full-size packet of the same
+// write has yet to start that hop is never the last: the other one crosses
+// the same link (same flow, same route), starts no earlier, has at least as
+// many wire bytes, so arrives no earlier, and at a tie its event was
+// scheduled later, hence runs later. The same holds for the write's short
+// last packet (its tail) when it starts the hop before a full-size one.
+// Every folded packet is thus outrun by the last full-size packet to start
+// the hop, which is never folded; so the write's last arrival in (time,
+// sequence) order is that packet's or an unfolded tail's, every folded
+// packet has been counted by then, and the write lands at the same event,
+// with the same count, as in the per-packet simulation.
 #ifndef CCREPLAY_HW_COALESCE_H_
 #define CCREPLAY_HW_COALESCE_H_
 

@@ -125,8 +125,8 @@ void Sim::Deliver(uint32_t packet, TimePs now) {
   net_.Free(packet);
   switch (pk.kind) {
     case PacketKind::kData: {
-      // With the payload of the write's earlier arrivals that coalescing
-      // folded (hw/coalesce.h): they would all have been delivered by now.
+      // With the payload of the write's packets whose arrivals coalescing
+      // folded (hw/coalesce.h): the count completes at the same arrival.
       const uint64_t bytes = pk.payload + net_.coalescer().TakeFolded(pk.op);
       r_.bytes_received[pk.dst] += bytes;
       OpState& op = ops_[pk.op];
