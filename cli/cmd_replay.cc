@@ -28,6 +28,7 @@ struct ReplayArgs {
   BudgetFlags budget;
   bool quiet = false;
   bool links = false;
+  bool no_coalesce = false;       // the per-packet reference path
   std::string engine = "packet";  // or "fluid" (replay/fluid_engine.h)
   MscclFlags msccl;               // when the input is MSCCL-IR XML
 };
@@ -177,6 +178,7 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
       bar.Update(events, now);
     };
   }
+  opt.coalesce = !a.no_coalesce;
   const bool fluid = a.engine == "fluid";
   auto run = ReplayReleasingTrace(*trace, *hw, topo, opt, *budget,
                                   fluid ? &ReplayFluid : &Replay);
@@ -250,6 +252,10 @@ void AddReplayCommand(CLI::App& app, int* exit_code) {
                   "packet (default: packet-level) or fluid (flows sharing "
                   "links max-min fairly; docs/models.md, \"Fluid engine\")")
       ->check(CLI::IsMember({"packet", "fluid"}));
+  cmd->add_flag("--no-coalesce", args->replay.no_coalesce,
+                "packet engine: simulate every packet event (the reference "
+                "path; coalescing gives byte-identical results, "
+                "docs/hardware-model.md, \"Coalescing\")");
   args->replay.budget.Add(cmd);
   cmd->add_flag("-q,--quiet", args->replay.quiet,
                 "no progress line on standard error (shown only on a "

@@ -27,6 +27,11 @@ struct ReplayOptions {
   // touch the replay. Null: never (the loop then checks one counter only).
   std::function<void(uint64_t events, TimePs now)> on_progress;
   uint64_t progress_every = uint64_t{1} << 16;
+  // Exact coalescing (docs/hardware-model.md, "Coalescing"): the packet
+  // engine folds events whose effects it can apply without changing any
+  // result. false = the per-packet reference path (--no-coalesce); both
+  // give byte-identical results.
+  bool coalesce = true;
 };
 
 inline constexpr uint32_t kNoCause = 0xffffffffu;
@@ -78,7 +83,11 @@ struct ReplayResult {
   // One per instruction, ordered by (chip, stream, instruction).
   std::vector<InstrTiming> instrs;
   std::vector<LinkStats> links;  // indexed like Topology::links()
+  // Events of the per-packet simulation, coalesced ones included: the
+  // same with and without coalescing.
   uint64_t events = 0;
+  // Of those, the ones coalescing folded instead of dispatching.
+  uint64_t coalesced_events = 0;
   uint64_t packets = 0;
 };
 
