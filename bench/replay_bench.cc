@@ -14,6 +14,7 @@
 #include "trace/decode.h"
 #include "replay/engine.h"
 #include "base/event_queue.h"
+#include "base/release_memory.h"
 
 namespace ccreplay {
 namespace {
@@ -42,6 +43,19 @@ const HwConfig& AlphaBeta() {
     return *c;
   }();
   return hw;
+}
+
+// Bytes the decoded program holds: its instruction arrays and the vectors
+// around them, by capacity.
+double ProgramBytes(const Program& p) {
+  double b = sizeof(Program) + p.chips.capacity() * sizeof(ChipProgram);
+  for (const ChipProgram& c : p.chips) {
+    b += c.streams.capacity() * sizeof(StreamProgram);
+    for (const StreamProgram& s : c.streams) {
+      b += s.instrs.capacity() * sizeof(Instr);
+    }
+  }
+  return b;
 }
 
 struct Prepared {
@@ -81,8 +95,11 @@ Prepared Prepare(v1::CollectiveOp op, uint32_t n, uint64_t bytes,
 // replay adds to the decoded program, per instruction and at its peak.
 void ReplayLoop(benchmark::State& state, const Prepared& p) {
   uint64_t events = 0, packets = 0;
-  double sim_us = 0, peak_extra = 0;
+  double sim_us = 0, peak_extra = 0, result_bytes = 0;
   for (auto _ : state) {
+    // Freed heap pages (the lowered protobuf, an earlier iteration's
+    // result) go back first, so the peak counts what the replay allocates.
+    ReleaseFreeMemory();
     const double before = ProcStatusBytes("VmRSS");
     ResetPeakRss();
     auto r = Replay(p.program, *p.hw, *p.topology);
@@ -93,6 +110,8 @@ void ReplayLoop(benchmark::State& state, const Prepared& p) {
     peak_extra = ProcStatusBytes("VmHWM") - before;
     events = r->events;
     packets = r->packets;
+    result_bytes = static_cast<double>(r->instrs.capacity() *
+                                       sizeof(InstrTiming));
     sim_us = r->makespan.us();
     benchmark::DoNotOptimize(r->makespan);
   }
@@ -105,7 +124,12 @@ void ReplayLoop(benchmark::State& state, const Prepared& p) {
   state.counters["events"] = static_cast<double>(events);
   state.counters["packets"] = static_cast<double>(packets);
   state.counters["instructions"] = n;
+  // The replay's peak beyond the program (its per-instruction state, the
+  // result and the hardware's state), the part of it the result keeps
+  // (InstrTiming), and the decoded program itself.
   state.counters["replay_B/instr"] = peak_extra / n;
+  state.counters["result_B/instr"] = result_bytes / n;
+  state.counters["program_B/instr"] = ProgramBytes(p.program) / n;
   state.counters["peak_RSS_MB"] = ProcStatusBytes("VmHWM") / 1e6;
 }
 
