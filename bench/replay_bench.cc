@@ -8,6 +8,7 @@
 #include <string>
 
 #include "base/event_queue.h"
+#include "base/release_memory.h"
 #include "collectives/lower.h"
 #include "hw/config.h"
 #include "hw/config_io.h"
@@ -42,6 +43,19 @@ const HwConfig& AlphaBeta() {
     return *c;
   }();
   return hw;
+}
+
+// Bytes the decoded program holds: its instruction arrays and the vectors
+// around them, by capacity.
+double ProgramBytes(const Program& p) {
+  double b = sizeof(Program) + p.chips.capacity() * sizeof(ChipProgram);
+  for (const ChipProgram& c : p.chips) {
+    b += c.streams.capacity() * sizeof(StreamProgram);
+    for (const StreamProgram& s : c.streams) {
+      b += s.instrs.capacity() * sizeof(Instr);
+    }
+  }
+  return b;
 }
 
 struct Prepared {
@@ -86,8 +100,11 @@ void ReplayLoop(benchmark::State& state, const Prepared& p,
   ReplayOptions options;
   options.coalesce = coalesce;
   uint64_t events = 0, packets = 0, folded = 0;
-  double sim_us = 0, peak_extra = 0;
+  double sim_us = 0, peak_extra = 0, result_bytes = 0;
   for (auto _ : state) {
+    // Freed heap pages (the lowered protobuf, an earlier iteration's
+    // result) go back first, so the peak counts what the replay allocates.
+    ReleaseFreeMemory();
     const double before = ProcStatusBytes("VmRSS");
     ResetPeakRss();
     auto r = Replay(p.program, *p.hw, *p.topology, options);
@@ -99,6 +116,8 @@ void ReplayLoop(benchmark::State& state, const Prepared& p,
     events = r->events;
     folded = r->coalesced_events;
     packets = r->packets;
+    result_bytes =
+        static_cast<double>(r->instrs.capacity() * sizeof(InstrTiming));
     sim_us = r->makespan.us();
     benchmark::DoNotOptimize(r->makespan);
   }
@@ -112,7 +131,12 @@ void ReplayLoop(benchmark::State& state, const Prepared& p,
   state.counters["dispatched"] = static_cast<double>(events - folded);
   state.counters["packets"] = static_cast<double>(packets);
   state.counters["instructions"] = n;
+  // The replay's peak beyond the program (its per-instruction state, the
+  // result and the hardware's state), the part of it the result keeps
+  // (InstrTiming), and the decoded program itself.
   state.counters["replay_B/instr"] = peak_extra / n;
+  state.counters["result_B/instr"] = result_bytes / n;
+  state.counters["program_B/instr"] = ProgramBytes(p.program) / n;
   state.counters["peak_RSS_MB"] = ProcStatusBytes("VmHWM") / 1e6;
 }
 

@@ -616,8 +616,8 @@ void HappensBefore::CollectAccesses(std::vector<HbAccess>* acc) const {
       switch (in.kind) {
         case OpKind::kTransfer:
           acc->push_back({in.src_addr, src_hi, chip, gi, g, false, false});
-          acc->push_back(
-              {in.dst_addr, dst_hi, in.peer, gi, g, true, in.reduce_sum});
+          acc->push_back({in.dst_addr, dst_hi, static_cast<uint32_t>(in.peer),
+                          gi, g, true, in.reduce_sum});
           break;
         case OpKind::kSend:
           acc->push_back({in.src_addr, src_hi, chip, gi, g, false, false});

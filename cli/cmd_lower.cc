@@ -106,24 +106,64 @@ CLI::Validator NotAJsonTraceName() {
       "");
 }
 
-// A trace whose first instruction that the picosecond clock cannot time
-// (hw/budget.h InstrTimeProblem, check's clock-range rule) is not written:
-// no replay of it could finish.
-absl::Status CheckTimeable(const v1::Trace& trace, const HwConfig& hw) {
-  for (const auto& chip : trace.chips()) {
-    for (const auto& st : chip.streams()) {
-      for (int i = 0; i < st.instructions_size(); ++i) {
-        const Instr in = DecodeInstr(st.instructions(i));
-        std::string why = InstrTimeProblem(in, chip.chip(), hw);
-        if (why.empty()) continue;
-        return absl::InvalidArgumentError(absl::StrCat(
-            "the lowered trace cannot be timed on ", hw.name, ": ",
-            PlaceText(chip.chip(), st.id(), i, OpKindName(in.kind)), ": ", why,
-            "; lower fewer --bytes"));
-      }
+// A chip whose first instruction that the picosecond clock cannot time
+// (hw/budget.h InstrTimeProblem, check's clock-range rule) stops the
+// lowering before anything is written: no replay of it could finish.
+absl::Status CheckTimeable(const v1::ChipProgram& chip, const HwConfig& hw) {
+  for (const auto& st : chip.streams()) {
+    for (int i = 0; i < st.instructions_size(); ++i) {
+      const Instr in = DecodeInstr(st.instructions(i));
+      std::string why = InstrTimeProblem(in, chip.chip(), hw);
+      if (why.empty()) continue;
+      return absl::InvalidArgumentError(
+          absl::StrCat("the lowered trace cannot be timed on ", hw.name, ": ",
+                       PlaceText(chip.chip(), st.id(), i, OpKindName(in.kind)),
+                       ": ", why, "; lower fewer --bytes"));
     }
   }
   return absl::OkStatus();
+}
+
+// Lowers `spec` and writes it to a.output; returns the instructions written.
+// A binary trace is serialised one chip at a time as the lowering makes it
+// (BinaryTraceBuilder), so only its serialized form and one chip are held; a
+// text trace is built whole and printed.
+absl::StatusOr<uint64_t> LowerToFile(const LowerArgs& a,
+                                     const CollectiveSpec& spec,
+                                     const HwConfig& hw) {
+  const bool text = FormatForPath(a.output) == TraceFormat::kText;
+  v1::Trace trace;  // text only
+  BinaryTraceBuilder binary;
+  uint64_t instrs = 0;
+  LoweredTraceSink sink;
+  sink.header = [&](v1::TraceHeader* h) {
+    if (!a.topology.empty()) {
+      // The whole spec (torus2d:x=8,y=8), which replay reads back.
+      h->mutable_collective()->set_topology(
+          TopologySpecString(hw.topology, hw.topology_params));
+    }
+    if (text) {
+      trace.mutable_header()->Swap(h);
+    } else {
+      binary.AddHeader(*h);
+    }
+    return absl::OkStatus();
+  };
+  sink.chip = [&](v1::ChipProgram* chip) {
+    if (auto s = CheckTimeable(*chip, hw); !s.ok()) return s;
+    for (const auto& st : chip->streams()) instrs += st.instructions_size();
+    if (text) {
+      trace.add_chips()->Swap(chip);
+    } else {
+      binary.AddChip(*chip);
+    }
+    return absl::OkStatus();
+  };
+  if (auto s = LowerCollectiveTo(spec, hw, sink); !s.ok()) return s;
+  absl::Status written =
+      text ? WriteTraceFile(a.output, trace) : binary.WriteFile(a.output);
+  if (!written.ok()) return written;
+  return instrs;
 }
 
 int RunLower(const CommonFlags& c, const LowerArgs& a) {
@@ -138,22 +178,11 @@ int RunLower(const CommonFlags& c, const LowerArgs& a) {
   if (!hw.ok()) return Fail(hw.status());
   auto spec = SpecFrom(a, *hw);
   if (!spec.ok()) return Fail(spec.status());
-  auto trace = LowerCollective(*spec, *hw);
-  if (!trace.ok()) return Fail(trace.status());
-  if (!a.topology.empty()) {
-    // The whole spec (torus2d:x=8,y=8), which replay reads back.
-    trace->mutable_header()->mutable_collective()->set_topology(
-        TopologySpecString(hw->topology, hw->topology_params));
-  }
-  if (auto s = CheckTimeable(*trace, *hw); !s.ok()) return Fail(s);
-  if (auto s = WriteTraceFile(a.output, *trace); !s.ok()) return Fail(s);
-  size_t instrs = 0;
-  for (const auto& chip : trace->chips()) {
-    for (const auto& st : chip.streams()) instrs += st.instructions_size();
-  }
+  auto instrs = LowerToFile(a, *spec, *hw);
+  if (!instrs.ok()) return Fail(instrs.status());
   std::cout << "wrote " << a.output << ": " << CollectiveOpName(spec->op) << " "
             << spec->algorithm << ", N=" << spec->n << ", " << spec->bytes
-            << " bytes, " << instrs << " instructions";
+            << " bytes, " << *instrs << " instructions";
   if (spec->GroupSize() != spec->n) {
     std::cout << ", " << spec->n / spec->GroupSize() << " groups of "
               << spec->GroupSize();

@@ -45,23 +45,18 @@ absl::StatusOr<TopologyChoice> ChooseTopology(
 namespace {
 
 // Validates and decodes `trace` and builds the topology it runs on; with
-// `release` set, frees the trace's instructions (keeping its header) once
-// they are decoded, so the protobuf and the decoded form are not resident at
-// once during the replay.
+// `release` set, frees the trace's instructions (keeping its header) chip by
+// chip as they are decoded (ValidateAndDecodeReleasing), so the protobuf and
+// the decoded form are never both resident in full.
 absl::StatusOr<RunOutcome> Prepare(const v1::Trace& trace, const HwConfig& hw,
                                    std::optional<TopologyChoice> topology,
                                    v1::Trace* release) {
   auto choice = ChooseTopology(trace, hw, topology);
   if (!choice.ok()) return choice.status();
-  auto program = ValidateAndDecode(trace, hw.Target());
+  auto program = release != nullptr
+                     ? ValidateAndDecodeReleasing(release, hw.Target())
+                     : ValidateAndDecode(trace, hw.Target());
   if (!program.ok()) return program.status();
-  if (release != nullptr) {
-    {
-      v1::Trace empty;  // takes the instructions and frees them
-      release->mutable_chips()->Swap(empty.mutable_chips());
-    }
-    ReleaseFreeMemory();
-  }
   auto topo =
       Topology::Build(choice->kind, program->num_chips,
                       choice->params ? *choice->params : hw.topology_params);

@@ -247,18 +247,13 @@ void SetBuffers(const LowerCtx& c, uint32_t r, v1::ChipBuffers* buf) {
   }
 }
 
-}  // namespace
-
-absl::StatusOr<v1::Trace> LowerCollective(const CollectiveSpec& spec,
-                                          const HwConfig& hw) {
-  LowerCtx ctx;
-  if (absl::Status s = Validate(spec, hw, &ctx); !s.ok()) return s;
-  const RankLowering lower = Find(spec.op, spec.algorithm);
+// Counts every group's instructions (all groups are alike) in a dry run
+// before any is emitted, so no lowering can exhaust memory.
+absl::Status CheckSize(const CollectiveSpec& spec, const LowerCtx& ctx,
+                       RankLowering lower) {
   const uint32_t n = spec.n;
   const uint32_t g = ctx.g;
 
-  // Dry run: count every group's instructions (all groups are alike) before
-  // emitting any, so no lowering can exhaust memory.
   uint64_t per_group = 0;
   uint32_t counted = 0;
   while (counted < g && per_group <= lowering::kMaxInstructions) {
@@ -276,9 +271,15 @@ absl::StatusOr<v1::Trace> LowerCollective(const CollectiveSpec& spec,
         " instructions, more than the ", lowering::kMaxInstructions,
         " one trace may hold"));
   }
+  return absl::OkStatus();
+}
 
-  v1::Trace trace;
-  v1::TraceHeader* h = trace.mutable_header();
+// The header of the lowered trace: the collective, the lowering's choices
+// and every chip's buffers.
+void FillHeader(const CollectiveSpec& spec, const LowerCtx& ctx,
+                v1::TraceHeader* h) {
+  const uint32_t n = spec.n;
+  const uint32_t g = ctx.g;
   h->set_format_version(v1::FORMAT_VERSION_1);
   h->set_num_chips(n);
   h->set_generator("ccreplay lower");
@@ -315,14 +316,45 @@ absl::StatusOr<v1::Trace> LowerCollective(const CollectiveSpec& spec,
     buf->set_chip(chip);
     SetBuffers(ctx, chip % g, buf);
   }
+}
 
-  trace.mutable_chips()->Reserve(static_cast<int>(n));
-  for (uint32_t chip = 0; chip < n; ++chip) {
-    v1::ChipProgram* program = trace.add_chips();
-    program->set_chip(chip);
-    ChipOut out(program, chip - chip % g, chip % g, ctx.k);
+}  // namespace
+
+absl::Status LowerCollectiveTo(const CollectiveSpec& spec, const HwConfig& hw,
+                               const LoweredTraceSink& sink) {
+  LowerCtx ctx;
+  if (absl::Status s = Validate(spec, hw, &ctx); !s.ok()) return s;
+  const RankLowering lower = Find(spec.op, spec.algorithm);
+  if (absl::Status s = CheckSize(spec, ctx, lower); !s.ok()) return s;
+  v1::TraceHeader header;
+  FillHeader(spec, ctx, &header);
+  if (absl::Status s = sink.header(&header); !s.ok()) return s;
+  const uint32_t g = ctx.g;
+  v1::ChipProgram program;  // one chip at a time, reused
+  for (uint32_t chip = 0; chip < spec.n; ++chip) {
+    program.Clear();
+    program.set_chip(chip);
+    ChipOut out(&program, chip - chip % g, chip % g, ctx.k);
     lower(ctx, chip % g, out);
+    if (absl::Status s = sink.chip(&program); !s.ok()) return s;
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::Trace> LowerCollective(const CollectiveSpec& spec,
+                                          const HwConfig& hw) {
+  v1::Trace trace;
+  trace.mutable_chips()->Reserve(static_cast<int>(spec.n));
+  LoweredTraceSink sink;
+  sink.header = [&](v1::TraceHeader* h) {
+    trace.mutable_header()->Swap(h);
+    return absl::OkStatus();
+  };
+  sink.chip = [&](v1::ChipProgram* c) {
+    trace.add_chips()->Swap(c);
+    return absl::OkStatus();
+  };
+  if (absl::Status s = LowerCollectiveTo(spec, hw, sink); !s.ok()) return s;
   return trace;
 }
 

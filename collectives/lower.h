@@ -6,6 +6,7 @@
 #define CCREPLAY_COLLECTIVES_LOWER_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,24 @@ inline constexpr uint64_t kMaxInstructions = uint64_t{1} << 26;
 // equal inputs give byte-identical serialized traces.
 absl::StatusOr<v1::Trace> LowerCollective(const CollectiveSpec& spec,
                                           const HwConfig& hw);
+
+// Where LowerCollectiveTo puts a lowered trace, in file order: the header
+// once (the sink may complete it, e.g. with the topology's parameters, and
+// may take its contents), then each chip's program in chip order. A chip's
+// program is reused for the next chip once `chip` returns, so only one chip
+// of the trace is ever held: a sink that serialises each chip as it comes
+// writes a large trace without building it whole (ccreplay lower). An error
+// from the sink stops the lowering and is returned.
+struct LoweredTraceSink {
+  std::function<absl::Status(v1::TraceHeader* header)> header;
+  std::function<absl::Status(v1::ChipProgram* chip)> chip;
+};
+
+// LowerCollective, delivering the trace to `sink` piece by piece. The checks
+// (and their errors) are LowerCollective's and all happen before the header
+// is delivered.
+absl::Status LowerCollectiveTo(const CollectiveSpec& spec, const HwConfig& hw,
+                               const LoweredTraceSink& sink);
 
 // Whether LowerCollective has a lowering of `algorithm` for `op` (the pairs
 // listed above), and every algorithm name it knows, for command-line checks.

@@ -34,7 +34,9 @@ absl::Status StreamCore::Flatten() {
   instr_ptr_.reserve(total);
   r_.instrs.resize(total);
   ops_.resize(total);
+  first_slot_.reserve(n);
   for (uint32_t c = 0; c < n; ++c) {
+    first_slot_.push_back(static_cast<uint32_t>(streams_.size()));
     const auto& streams = p_.chips[c].streams;
     for (uint32_t s = 0; s < streams.size(); ++s) {
       StreamState st;
@@ -186,7 +188,6 @@ void StreamCore::Resume(uint32_t slot, TimePs now) {
         break;
       default: {
         const uint32_t e = cdma_.Index(st.chip, in.qp_id);
-        ops_[g].stream_slot = slot;
         ops_[g].engine = e;
         if (MovesData(in.kind)) st.outstanding++;
         if (in.kind == OpKind::kSend) {
@@ -344,11 +345,12 @@ void StreamCore::DataLanded(uint32_t g, TimePs now) {
 
 void StreamCore::CompleteOp(uint32_t g, TimePs now) {
   r_.instrs[g].complete = now;
-  StreamState& st = streams_[ops_[g].stream_slot];
+  const uint32_t slot = SlotOf(g);
+  StreamState& st = streams_[slot];
   st.outstanding--;
   if (st.outstanding == 0 && st.wait == WaitKind::kFence) {
     r_.instrs[st.base + st.pc].cause = g;
-    q_.Push(now, kStreamResume, ops_[g].stream_slot);
+    q_.Push(now, kStreamResume, slot);
   }
 }
 

@@ -52,15 +52,16 @@ class StreamCore {
     WaitKind wait = WaitKind::kNone;
   };
 
-  // Per issued queue-pair instruction (indexed by global instruction index).
+  // Per issued queue-pair instruction (indexed by global instruction index);
+  // 24 bytes (its stream is SlotOf(g), not stored).
   struct OpState {
-    uint32_t stream_slot = 0;
+    uint64_t arrived = 0;  // payload bytes landed at the destination
     uint32_t engine = 0;
-    uint64_t arrived = 0;     // payload bytes landed at the destination
     uint32_t match = kNone;   // Send: its Receive; Receive: its Send
     uint32_t send_index = 0;  // Send: position among Sends of its chip pair
     uint32_t data_seq = 0;    // Transfer/Send: order among its qp's data ops
   };
+  static_assert(sizeof(OpState) <= 24, "engine state per instruction");
 
   // Sends and clear-to-sends between one ordered pair of chips.
   struct PairState {
@@ -138,11 +139,16 @@ class StreamCore {
     return pairs_[(static_cast<uint64_t>(src) << 32) | dst];
   }
   const PairState* FindPair(uint32_t src, uint32_t dst) const;
+  // The stream slot (index into streams_) of instruction `g`.
+  uint32_t SlotOf(uint32_t g) const {
+    return first_slot_[r_.instrs[g].chip] + r_.instrs[g].stream;
+  }
   bool SendReady(uint32_t g) const;
 
   std::string engine_name_;
   std::vector<const Instr*> instr_ptr_;
   std::vector<StreamState> streams_;
+  std::vector<uint32_t> first_slot_;  // per chip: its first stream's slot
   absl::flat_hash_map<uint64_t, PairState> pairs_;
 };
 

@@ -21,13 +21,19 @@ namespace ccreplay {
 namespace {
 
 Instr Xfer(uint32_t qp, uint32_t dst, uint64_t bytes) {
-  return {.kind = OpKind::kTransfer, .qp_id = qp, .peer = dst, .bytes = bytes};
+  return {.kind = OpKind::kTransfer,
+          .qp_id = qp,
+          .peer = dst,
+          .src_addr = 0,
+          .dst_addr = 0,
+          .bytes = bytes};
 }
 Instr Notify(uint32_t qp, uint32_t dst, uint32_t counter) {
   return {.kind = OpKind::kRemoteMsgSend,
           .qp_id = qp,
           .peer = dst,
-          .dst_qp = counter};
+          .dst_qp = counter,
+          .dst_addr = 0};
 }
 Instr WaitFor(uint32_t counter, uint32_t count) {
   return {.kind = OpKind::kMsgWait, .dst_qp = counter, .count = count};
@@ -242,8 +248,16 @@ TEST(FlowNetTest, LocalUpdatesEqualTheGlobalAllocation) {
 // differ are an error naming both.
 TEST(FluidEngineTest, SendStartsWhenTheClearToSendArrives) {
   HwConfig hw = DefaultTps186();
-  const Instr send = {.kind = OpKind::kSend, .peer = 1, .bytes = 64'000};
-  Instr recv = {.kind = OpKind::kReceive, .peer = 0, .bytes = 64'000};
+  const Instr send = {.kind = OpKind::kSend,
+                      .peer = 1,
+                      .src_addr = 0,
+                      .dst_addr = 0,
+                      .bytes = 64'000};
+  Instr recv = {.kind = OpKind::kReceive,
+                .peer = 0,
+                .src_addr = 0,
+                .dst_addr = 0,
+                .bytes = 64'000};
   const ReplayResult r =
       MustReplayFluid(Chips({{send}, {recv}}), hw, TopologyKind::kRing);
   const int64_t startup = hw.cdma_startup.ps();

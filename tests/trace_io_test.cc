@@ -159,6 +159,26 @@ TEST_F(TraceIoTest, BinaryRoundTrip) {
   EXPECT_EQ(List().size(), 1u);  // no temp file left
 }
 
+// Built a field at a time, the file holds the bytes of serialising the
+// whole trace, and reads back as it.
+TEST_F(TraceIoTest, BinaryTraceBuilderWritesTheWholeTracesBytes) {
+  const v1::Trace t = SmallTrace();  // two chips
+  ASSERT_EQ(t.chips_size(), 2);
+  BinaryTraceBuilder b;
+  b.AddHeader(t.header());
+  for (const v1::ChipProgram& c : t.chips()) b.AddChip(c);
+  EXPECT_EQ(b.size(), Binary(t).size());
+  const std::string path = dir_ + "/t.pb";
+  ASSERT_TRUE(b.WriteFile(path).ok());
+  absl::StatusOr<std::string> bytes = ReadFileToString(path);
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_EQ(*bytes, Binary(t));
+  absl::StatusOr<v1::Trace> back = ReadTraceFile(path);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(MessageDifferencer::Equals(t, *back));
+  EXPECT_EQ(List().size(), 1u);  // no temp file left
+}
+
 TEST_F(TraceIoTest, TextRoundTrip) {
   const v1::Trace t = SmallTrace();
   const std::string path = dir_ + "/t.txtpb";

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/release_memory.h"
 #include "trace/rules.h"
 
 namespace ccreplay {
@@ -34,6 +35,13 @@ class FirstError : public RuleSink {
   const v1::Trace& trace_;
   absl::Status status_;
 };
+
+// The first error of the rules, or OK.
+absl::Status Validate(const v1::Trace& trace, const TraceTarget& hw) {
+  FirstError first(trace);
+  RunTraceRules(trace, hw, RuleOptions{}, &first);
+  return first.status();
+}
 
 }  // namespace
 
@@ -97,32 +105,72 @@ Instr DecodeInstr(const v1::Instruction& in) {
   return out;
 }
 
+namespace {
+
+// Decodes one chip's streams into `out`.
+void DecodeChip(const v1::ChipProgram& chip, std::vector<StreamProgram>* out) {
+  out->resize(static_cast<size_t>(chip.streams_size()));
+  for (int si = 0; si < chip.streams_size(); ++si) {
+    const v1::Stream& in = chip.streams(si);
+    StreamProgram& s = (*out)[static_cast<size_t>(si)];
+    s.id = in.id();
+    s.instrs.reserve(static_cast<size_t>(in.instructions_size()));
+    for (const v1::Instruction& instr : in.instructions()) {
+      s.instrs.push_back(DecodeInstr(instr));
+    }
+  }
+}
+
+// Freed memory goes back to the system once this many protobuf
+// instructions (about 100 bytes each) have been freed since the last time:
+// malloc_trim walks the heap, so not after every chip.
+constexpr uint64_t kReleaseEveryInstrs = uint64_t{1} << 20;
+
+}  // namespace
+
 Program DecodeValidated(const v1::Trace& trace) {
   Program program;
   program.num_chips = trace.header().num_chips();
   program.chips.resize(program.num_chips);
   for (const v1::ChipProgram& chip : trace.chips()) {
-    std::vector<StreamProgram>& streams = program.chips[chip.chip()].streams;
-    streams.resize(static_cast<size_t>(chip.streams_size()));
-    for (int si = 0; si < chip.streams_size(); ++si) {
-      const v1::Stream& in = chip.streams(si);
-      StreamProgram& out = streams[static_cast<size_t>(si)];
-      out.id = in.id();
-      out.instrs.reserve(static_cast<size_t>(in.instructions_size()));
-      for (const v1::Instruction& instr : in.instructions()) {
-        out.instrs.push_back(DecodeInstr(instr));
-      }
+    DecodeChip(chip, &program.chips[chip.chip()].streams);
+  }
+  return program;
+}
+
+Program DecodeValidatedReleasing(v1::Trace* trace) {
+  Program program;
+  program.num_chips = trace->header().num_chips();
+  program.chips.resize(program.num_chips);
+  uint64_t freed = 0;
+  for (v1::ChipProgram& chip : *trace->mutable_chips()) {
+    DecodeChip(chip, &program.chips[chip.chip()].streams);
+    for (const v1::Stream& s : chip.streams()) {
+      freed += static_cast<uint64_t>(s.instructions_size());
+    }
+    {
+      v1::ChipProgram empty;  // takes the streams and frees them
+      chip.mutable_streams()->Swap(empty.mutable_streams());
+    }
+    if (freed >= kReleaseEveryInstrs) {
+      ReleaseFreeMemory();
+      freed = 0;
     }
   }
+  ReleaseFreeMemory();
   return program;
 }
 
 absl::StatusOr<Program> ValidateAndDecode(const v1::Trace& trace,
                                           const TraceTarget& hw) {
-  FirstError first(trace);
-  RunTraceRules(trace, hw, RuleOptions{}, &first);
-  if (!first.status().ok()) return first.status();
+  if (absl::Status s = Validate(trace, hw); !s.ok()) return s;
   return DecodeValidated(trace);
+}
+
+absl::StatusOr<Program> ValidateAndDecodeReleasing(v1::Trace* trace,
+                                                   const TraceTarget& hw) {
+  if (absl::Status s = Validate(*trace, hw); !s.ok()) return s;
+  return DecodeValidatedReleasing(trace);
 }
 
 }  // namespace ccreplay

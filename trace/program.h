@@ -58,20 +58,33 @@ struct TraceTarget {
   uint32_t num_qps() const { return cdma_engines * kVcBanksPerCdma; }
 };
 
-// One instruction. Fields not used by a kind are zero.
+// One instruction: a 32-byte value (docs/architecture.md, "Memory per
+// instruction"). Each kind uses only its own fields, and the fields no kind
+// uses together share storage: dst_qp (the message kinds) with src_addr
+// (Transfer, Send), count (MsgWait) with dst_addr (Transfer, Receive). So
+// read a field only for a kind that uses it; the others (qp_id, peer, bytes,
+// reduce_sum) are zero when unused. No range is lost: qp ids are below 2^18
+// (2^16 engines x 4 VC banks), chip ids below kMaxChips = 2^16, and
+// addresses and sizes keep their 64 bits. The fields keep the order they
+// had as plain members, so designated initializers still name them in order.
 struct Instr {
   OpKind kind = OpKind::kFence;
   bool reduce_sum = false;  // Transfer: destination += source
-  uint32_t qp_id = 0;       // all but MsgWait's counter and Fence
-  uint32_t peer = 0;        // Transfer/Send/RemoteMsgSend: destination chip;
-                            // Receive: source chip
-  uint32_t dst_qp = 0;      // MsgSend/RemoteMsgSend: counter to increment;
+  uint64_t qp_id : 24 = 0;  // all but MsgWait's counter and Fence
+  uint64_t peer : 24 = 0;   // Transfer/Send/RemoteMsgSend: destination
+                            // chip; Receive: source chip
+  union {
+    uint32_t dst_qp;        // MsgSend/RemoteMsgSend: counter to increment;
                             // MsgWait: counter to wait on
-  uint32_t count = 0;       // MsgWait: messages to consume
-  uint64_t src_addr = 0;    // Transfer/Send
-  uint64_t dst_addr = 0;    // Transfer/Receive
-  uint64_t bytes = 0;       // Transfer/Send/Receive
+    uint64_t src_addr = 0;  // Transfer/Send
+  };
+  union {
+    uint32_t count;         // MsgWait: messages to consume
+    uint64_t dst_addr = 0;  // Transfer/Receive
+  };
+  uint64_t bytes = 0;  // Transfer/Send/Receive
 };
+static_assert(sizeof(Instr) <= 32, "a decoded instruction is 32 bytes");
 
 struct StreamProgram {
   uint32_t id = 0;  // the trace's stream id, for messages

@@ -18,6 +18,7 @@
 #include "google/protobuf/stubs/logging.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/unknown_field_set.h"
+#include "google/protobuf/wire_format_lite.h"
 
 namespace ccreplay {
 namespace {
@@ -550,6 +551,43 @@ absl::StatusOr<v1::Trace> ReadTraceFile(const std::string& path) {
 
 absl::Status WriteTraceFile(const std::string& path, const v1::Trace& trace) {
   return WriteMessage(path, trace);
+}
+
+namespace {
+
+// Appends field `number` of a message holding `m`, as its serialisation
+// writes it: the tag, the length, the bytes.
+void AppendMessageField(int number, const pb::MessageLite& m,
+                        std::string* out) {
+  const size_t size = m.ByteSizeLong();
+  uint8_t head[16];
+  uint8_t* end = pb::io::CodedOutputStream::WriteTagToArray(
+      pb::internal::WireFormatLite::MakeTag(
+          number, pb::internal::WireFormatLite::WIRETYPE_LENGTH_DELIMITED),
+      head);
+  end = pb::io::CodedOutputStream::WriteVarint64ToArray(size, end);
+  out->append(reinterpret_cast<const char*>(head),
+              static_cast<size_t>(end - head));
+  m.AppendToString(out);
+}
+
+}  // namespace
+
+void BinaryTraceBuilder::AddHeader(const v1::TraceHeader& header) {
+  AppendMessageField(v1::Trace::kHeaderFieldNumber, header, &bytes_);
+}
+
+void BinaryTraceBuilder::AddChip(const v1::ChipProgram& chip) {
+  AppendMessageField(v1::Trace::kChipsFieldNumber, chip, &bytes_);
+}
+
+absl::Status BinaryTraceBuilder::WriteFile(const std::string& path) const {
+  if (bytes_.size() > kMaxMessageBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": the encoding would be ", bytes_.size(),
+        " bytes, more than protobuf's limit of 2 GiB for one message"));
+  }
+  return WriteFileAtomically(path, bytes_);
 }
 
 absl::StatusOr<v1::HardwareConfig> ParseHwConfigProto(absl::string_view bytes,

@@ -84,6 +84,25 @@ absl::StatusOr<v1::Trace> ParseTraceWithLocations(absl::string_view bytes,
 // binary encoding would exceed protobuf's 2 GiB limit for one message.
 absl::Status WriteTraceFile(const std::string& path, const v1::Trace& trace);
 
+// A binary trace built one top-level field at a time: the header, then each
+// chip's program as it is made. Its bytes are exactly those of serialising
+// the whole v1::Trace (protobuf writes the fields in field-number order, and
+// a repeated message field is a run of length-delimited records), but the
+// trace never has to exist whole as a protobuf: `ccreplay lower` holds only
+// this serialized form and one chip (collectives/lower.h, LowerCollectiveTo).
+class BinaryTraceBuilder {
+ public:
+  void AddHeader(const v1::TraceHeader& header);  // first, once
+  void AddChip(const v1::ChipProgram& chip);
+  // Writes the trace to `path` atomically (WriteFileAtomically); fails,
+  // writing nothing, if it is over protobuf's 2 GiB limit for one message.
+  absl::Status WriteFile(const std::string& path) const;
+  size_t size() const { return bytes_.size(); }
+
+ private:
+  std::string bytes_;
+};
+
 // Parses a hardware config file's message (binary or text format, detected
 // as for traces) without validating its values: HwConfigFromProto
 // (hw/config.h) does that, and hw/config_io.h joins the two. Errors name
