@@ -17,6 +17,7 @@
 #define CCREPLAY_BASE_MAX_MIN_H_
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace ccreplay {
@@ -32,6 +33,40 @@ struct FluidFlow {
 // REQUIRES: every resource index < capacity_bps.size(), listed once per flow.
 std::vector<double> MaxMinRates(const std::vector<double>& capacity_bps,
                                 const std::vector<FluidFlow>& flows);
+
+// The same filling (the same rates, bit for bit) for callers that solve
+// many problems: the problem is given flat and the scratch is kept between
+// calls. Fill in the public vectors, then Solve.
+class MaxMinSolver {
+ public:
+  std::vector<double> capacity;      // per resource
+  std::vector<double> demand;        // per flow; 0 = none
+  std::vector<uint32_t> flow_begin;  // flow i crosses resources
+  std::vector<uint32_t> resources;   //   resources[flow_begin[i] .. [i+1])
+
+  void Clear();
+  // Appends a flow; then append its resources to `resources`.
+  void AddFlow(double demand_bps);
+  // The rates, per flow, valid until the next Solve.
+  const std::vector<double>& Solve();
+
+ private:
+  using Entry = std::pair<double, uint32_t>;
+  void Push(uint32_t r);
+  uint32_t TopResource();
+  void Fix(uint32_t i, double rate);
+  void Build();
+
+  std::vector<double> left_;
+  std::vector<uint32_t> unfixed_;
+  std::vector<uint32_t> begin_;  // flows per resource, flat
+  std::vector<uint32_t> on_;
+  std::vector<uint32_t> fill_;
+  std::vector<double> rate_;
+  std::vector<uint8_t> fixed_;
+  std::vector<uint32_t> by_demand_;
+  std::vector<Entry> heap_;  // a min-heap on (level, resource)
+};
 
 }  // namespace ccreplay
 

@@ -19,6 +19,7 @@ FlowNet::FlowNet(size_t num_links, double capacity)
       on_link_(num_links),
       link_touched_(num_links, 0),
       link_seen_(num_links, 0),
+      link_scanned_(num_links, 0),
       load_(num_links, 0),
       max_(num_links, 0),
       link_local_(num_links, 0),
@@ -35,6 +36,7 @@ uint32_t FlowNet::Add(std::vector<uint32_t> links, double demand) {
     in_set_.push_back(0);
     new_rate_.push_back(0);
     checked_.push_back(0);
+    reported_.push_back(0);
   }
   Flow& f = flows_[id];
   f.links = std::move(links);
@@ -42,18 +44,37 @@ uint32_t FlowNet::Add(std::vector<uint32_t> links, double demand) {
   f.rate = 0;
   f.live = true;
   for (uint32_t l : f.links) on_link_[l].push_back(id);
-  Touch(f.links);
+  // Room for its whole demand on every link: it runs at its demand and no
+  // one else moves (every other flow keeps its bottleneck).
+  const bool room =
+      demand > 0 &&
+      std::all_of(f.links.begin(), f.links.end(), [&](uint32_t l) {
+        return Load(l) + demand <= capacity_ * (1 - kSlack);
+      });
+  if (room) {
+    f.rate = demand;
+    f.unreported = true;
+    started_.push_back(id);
+  } else {
+    Touch(f.links);
+  }
   return id;
 }
 
 void FlowNet::Remove(uint32_t id) {
   Flow& f = flows_[id];
+  // Off links none of which is full: no flow there had it as bottleneck,
+  // so no rate moves.
+  const bool slack = std::all_of(
+      f.links.begin(), f.links.end(),
+      [&](uint32_t l) { return Load(l) < capacity_ * (1 - kSlack); });
   for (uint32_t l : f.links) {
     std::vector<uint32_t>& on = on_link_[l];
     on.erase(std::find(on.begin(), on.end(), id));  // keeps the order
   }
-  Touch(f.links);
+  if (!slack || f.rate == 0) Touch(f.links);
   f.live = false;
+  f.unreported = false;
   f.rate = 0;
   free_.push_back(id);
 }
@@ -68,6 +89,12 @@ void FlowNet::SetDemand(uint32_t id, double demand) {
   const bool same = f.live && f.rate > 0 && below(f.demand) && below(demand);
   f.demand = demand;
   if (!same) Touch(f.links);
+}
+
+double FlowNet::Load(uint32_t l) const {
+  double load = 0;
+  for (uint32_t g : on_link_[l]) load += flows_[g].rate;
+  return load;
 }
 
 void FlowNet::Touch(const std::vector<uint32_t>& links) {
@@ -100,26 +127,25 @@ void FlowNet::Solve() {
   ++solves_;
   solved_flows_ += set_.size();
   ++local_stamp_;
-  std::vector<double> capacity;
-  std::vector<FluidFlow> problem(set_.size());
-  for (size_t i = 0; i < set_.size(); ++i) {
-    const Flow& f = flows_[set_[i]];
-    problem[i].demand_bps = f.demand;
+  solver_.Clear();
+  for (uint32_t id : set_) {
+    const Flow& f = flows_[id];
+    solver_.AddFlow(f.demand);
     for (uint32_t l : f.links) {
       if (link_local_stamp_[l] != local_stamp_) {
         link_local_stamp_[l] = local_stamp_;
-        link_local_[l] = static_cast<uint32_t>(capacity.size());
+        link_local_[l] = static_cast<uint32_t>(solver_.capacity.size());
         // What the flows outside the set leave of the link.
         double held = 0;
         for (uint32_t g : on_link_[l]) {
           if (in_set_[g] != stamp_) held += flows_[g].rate;
         }
-        capacity.push_back(std::max(capacity_ - held, 0.0));
+        solver_.capacity.push_back(std::max(capacity_ - held, 0.0));
       }
-      problem[i].resources.push_back(link_local_[l]);
+      solver_.resources.push_back(link_local_[l]);
     }
   }
-  const std::vector<double> rate = MaxMinRates(capacity, problem);
+  const std::vector<double>& rate = solver_.Solve();
   for (size_t i = 0; i < set_.size(); ++i) new_rate_[set_[i]] = rate[i];
 }
 
@@ -156,6 +182,10 @@ bool FlowNet::Expand() {
   bool added = false;
   for (size_t i = 0; i < solved; ++i) {
     for (uint32_t l : flows_[set_[i]].links) {
+      // A link shared by several flows of the set is scanned once: its
+      // flows are all checked the first time.
+      if (link_scanned_[l] == check_stamp_) continue;
+      link_scanned_[l] = check_stamp_;
       for (uint32_t g : on_link_[l]) {
         if (checked_[g] == check_stamp_) continue;
         checked_[g] = check_stamp_;
@@ -181,6 +211,15 @@ bool FlowNet::Expand() {
 
 const std::vector<FlowNet::Change>& FlowNet::Reallocate() {
   changed_.clear();
+  // Flows started at their demand without a solve (Add): reported first.
+  ++report_stamp_;
+  for (uint32_t id : started_) {
+    if (!flows_[id].unreported) continue;
+    flows_[id].unreported = false;
+    reported_[id] = report_stamp_;
+    changed_.push_back({id, 0});
+  }
+  started_.clear();
   if (touched_.empty()) return changed_;
   Seed();
   if (set_.empty()) return changed_;
@@ -190,6 +229,10 @@ const std::vector<FlowNet::Change>& FlowNet::Reallocate() {
   for (uint32_t id : set_) {
     // Within rounding of the old rate: unchanged (no new end to schedule).
     if (std::abs(new_rate_[id] - flows_[id].rate) <= kSlack * flows_[id].rate) {
+      continue;
+    }
+    if (reported_[id] == report_stamp_) {  // started above, solved again
+      flows_[id].rate = new_rate_[id];
       continue;
     }
     changed_.push_back({id, flows_[id].rate});

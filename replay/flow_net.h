@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/max_min.h"
+
 namespace ccreplay {
 
 class FlowNet {
@@ -57,8 +59,11 @@ class FlowNet {
     double demand = 0;
     double rate = 0;
     bool live = false;
+    bool unreported = false;  // started at its demand, not yet reported
   };
   void Touch(const std::vector<uint32_t>& links);
+  // Sum of the rates on link `l`.
+  double Load(uint32_t l) const;
   // Flows on the touched links: the first set to solve.
   void Seed();
   // Solves set_ with the other flows' rates held; new rates in new_rate_.
@@ -82,10 +87,11 @@ class FlowNet {
   // Scratch of one Reallocate.
   uint32_t stamp_ = 0;
   std::vector<uint32_t> set_;
-  std::vector<uint32_t> in_set_;     // per flow: stamp_ when in set_
-  std::vector<double> new_rate_;     // per flow
-  std::vector<uint32_t> checked_;    // per flow: stamp of its last check
-  std::vector<uint32_t> link_seen_;  // per link: stamp of load_/max_
+  std::vector<uint32_t> in_set_;        // per flow: stamp_ when in set_
+  std::vector<double> new_rate_;        // per flow
+  std::vector<uint32_t> checked_;       // per flow: stamp of its last check
+  std::vector<uint32_t> link_seen_;     // per link: stamp of load_/max_
+  std::vector<uint32_t> link_scanned_;  // per link: stamp of Expand's scan
   std::vector<double> load_;
   std::vector<double> max_;
   uint32_t check_stamp_ = 0;
@@ -93,6 +99,10 @@ class FlowNet {
   std::vector<uint32_t> link_local_stamp_;
   uint32_t local_stamp_ = 0;
   std::vector<Change> changed_;
+  std::vector<uint32_t> started_;   // added at their demand, not reported
+  std::vector<uint32_t> reported_;  // per flow: report_stamp_ when reported
+  uint32_t report_stamp_ = 0;
+  MaxMinSolver solver_;
   uint64_t solves_ = 0;
   uint64_t solved_flows_ = 0;
 };

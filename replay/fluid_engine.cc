@@ -259,6 +259,7 @@ void FluidSim::Reallocate(TimePs now) {
   const std::vector<FlowNet::Change>& changed = net_.Reallocate();
   stats_.recomputes += net_.solves() - before;
   stats_.solved_flows = net_.solved_flows();
+  stats_.rate_changes += changed.size();
   for (const FlowNet::Change& c : changed) {
     // The bytes moved so far went at the old rate.
     ActiveFlow& f = flows_[c.id];

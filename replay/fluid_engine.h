@@ -34,6 +34,7 @@ struct FluidStats {
   uint64_t flows = 0;         // remote data transfers replayed as flows
   uint64_t recomputes = 0;    // max-min allocations computed
   uint64_t solved_flows = 0;  // flows in them, summed
+  uint64_t rate_changes = 0;  // flows whose rate a recompute moved, summed
 };
 
 // Replays `program` like Replay() (same REQUIRES, same errors, same
