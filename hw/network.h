@@ -24,6 +24,7 @@
 #include "base/event_queue.h"
 #include "base/units.h"
 #include "hw/config.h"
+#include "hw/net_recorder.h"
 #include "hw/packet.h"
 #include "hw/port.h"
 #include "hw/topology.h"
@@ -52,6 +53,11 @@ class Network {
   // The CDMA engines that feed the chips' ports: told when a port takes a
   // packet from an engine's input (CdmaUnit::PortTookPacket).
   void Connect(CdmaUnit* cdma) { cdma_ = cdma; }
+  // Reports serialisation, credit and queue depth to `rec` (null: none).
+  void SetRecorder(NetRecorder* rec) {
+    rec_ = rec;
+    if (rec_) rec_->Attach(topo_);
+  }
 
   // The first link of the path of flow (src, dst, qp). Packets of one qp
   // between two chips share a flow, hence a path, hence their order.
@@ -91,6 +97,7 @@ class Network {
   void OnCreditReturn(uint32_t port, uint32_t credit, TimePs now) {
     ports_[port].ReturnCredit(credit % kMaxVirtualChannels,
                               credit / kMaxVirtualChannels);
+    if (rec_) rec_->CreditReturned(port, credit / kMaxVirtualChannels, now);
     TryTransmit(port, now);
   }
 
@@ -184,6 +191,7 @@ class Network {
   EventQueue& q_;
   uint32_t vcs_;  // virtual channels per link: VirtualChannels()
   CdmaUnit* cdma_ = nullptr;
+  NetRecorder* rec_ = nullptr;  // a timeline's observer, if any
   std::vector<TimePs> flight_;      // per link: LinkFlight()
   std::vector<Port> ports_;         // one per directed link
   std::vector<uint32_t> in_index_;  // per link: input number at its dst node

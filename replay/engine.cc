@@ -30,6 +30,7 @@ class Sim : public StreamCore {
       : StreamCore(p, hw, topo, opt, "replay"), net_(hw, topo, q_) {
     cdma_.Connect(&net_);
     net_.Connect(&cdma_);
+    net_.SetRecorder(opt.net_recorder);
   }
 
  private:

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "base/units.h"
 #include "hw/config.h"
+#include "hw/net_recorder.h"
 #include "hw/port.h"
 #include "hw/topology.h"
 #include "trace/program.h"
@@ -21,6 +22,9 @@ namespace ccreplay {
 struct ReplayOptions {
   // Stop with an error after this many events (0 = no limit).
   uint64_t max_events = 0;
+  // Told what the packet network does, for a timeline (null: nothing is
+  // recorded; the fluid engine has no packets and tells it nothing).
+  NetRecorder* net_recorder = nullptr;
 };
 
 inline constexpr uint32_t kNoCause = 0xffffffffu;
@@ -72,6 +76,14 @@ struct ReplayResult {
   // One per instruction, ordered by (chip, stream, instruction).
   std::vector<InstrTiming> instrs;
   std::vector<LinkStats> links;  // indexed like Topology::links()
+  // Each MsgWait that passed, in the order they passed, and the message
+  // that last counted on its counter before it did (kNoCause: none), for a
+  // timeline's flows.
+  struct WaitRelease {
+    uint32_t wait = 0;
+    uint32_t msg = kNoCause;
+  };
+  std::vector<WaitRelease> wait_releases;
   uint64_t events = 0;
   uint64_t packets = 0;
 };
