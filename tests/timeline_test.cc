@@ -38,12 +38,13 @@ struct Run {
   std::optional<TimelineRecorder> net;
 };
 
-// Replays `p` on a ring with a recorder for `filter`.
+// Replays `p` on `kind` (a ring by default) with a recorder for `filter`.
 std::unique_ptr<Run> ReplayRing(Program p, const HwConfig& hw,
-                                const TimelineFilter& filter = {}) {
+                                const TimelineFilter& filter = {},
+                                TopologyKind kind = TopologyKind::kRing) {
   auto run = std::make_unique<Run>();
   run->program = std::move(p);
-  auto topo = Topology::Build(TopologyKind::kRing, run->program.num_chips);
+  auto topo = Topology::Build(kind, run->program.num_chips);
   EXPECT_TRUE(topo.ok()) << topo.status();
   run->topo = *std::move(topo);
   run->net.emplace(filter, hw);
@@ -351,6 +352,39 @@ TEST(TimelineTest, WindowClipsSlicesAndDropsWhatIsOutside) {
   }
   EXPECT_TRUE(clipped) << "the longest slice was not clipped at the start";
   CheckPerfetto(Perfetto(*win, f));
+}
+
+TEST(TimelineTest, SwitchPortsHaveTracksAndQueueCounters) {
+  const HwConfig hw = DefaultTps186();
+  // Chips 1-3 all write to chip 0 and tell it: its switch port queues.
+  Program p = RingExchange(4, 20000);
+  for (uint32_t c = 1; c < 4; ++c) {
+    std::vector<Instr>& in = p.chips[c].streams[0].instrs;
+    in[0].peer = in[1].peer = 0;
+    in.pop_back();  // no wait
+  }
+  p.chips[0].streams[0].instrs = {p.chips[0].streams[0].instrs[2]};
+  p.chips[0].streams[0].instrs[0].count = 3;
+  auto run = ReplayRing(p, hw, {}, TopologyKind::kSwitch);
+  const std::string text = Json(*run);
+  const JsonSummary sum = CheckJson(text);
+  EXPECT_TRUE(sum.track_names.count("switch 0")) << text.substr(0, 2000);
+  int queue_peak = 0;
+  const nlohmann::json parsed = nlohmann::json::parse(text);
+  for (const auto& e : parsed.at("traceEvents")) {
+    if (e.at("ph") != "C") continue;
+    const std::string name = e.at("name");
+    if (name.rfind("peak packets queued switch 0 -> chip 0", 0) == 0) {
+      queue_peak = std::max(queue_peak, int(e.at("args").at("value")));
+    }
+    EXPECT_EQ(name.find("peak packets queued chip"), std::string::npos)
+        << "a queue counter on a chip's port: " << name;
+  }
+  EXPECT_GT(queue_peak, 0) << "three senders, one port: packets wait";
+  // Three writes, three messages, each message releases chip 0's wait
+  // only once (the last one): 3 + 1 flows.
+  EXPECT_EQ(sum.phases.at("s"), 4);
+  CheckPerfetto(Perfetto(*run));
 }
 
 TEST(TimelineTest, FluidEngineTimelineHasNoLinkTracks) {
