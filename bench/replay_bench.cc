@@ -14,6 +14,7 @@
 #include "hw/config_io.h"
 #include "hw/topology.h"
 #include "replay/engine.h"
+#include "replay/timeline.h"
 #include "trace/decode.h"
 
 namespace ccreplay {
@@ -153,6 +154,33 @@ BENCHMARK(BM_ReplayAllToAll64)
     ->Args({917504, 1})
     ->Args({917504, 0})
     ->Args({1835008, 1})
+    ->Unit(benchmark::kMillisecond);
+
+// The 64-chip AllToAll of 917504 bytes with a timeline (docs/timelines.md):
+// range 0 records only (the network's observer), 1 also writes the JSON, 2
+// the Perfetto file. Compare with BM_ReplayAllToAll64/917504 (no observer).
+void BM_TimelineAllToAll64(benchmark::State& state) {
+  const Prepared p =
+      Prepare(v1::ALLTOALL, 64, 917504, "pairwise", TopologyKind::kSwitch);
+  size_t bytes = 0;
+  for (auto _ : state) {
+    TimelineRecorder net({}, *p.hw);
+    ReplayOptions opt;
+    opt.net_recorder = &net;
+    auto r = Replay(p.program, *p.hw, *p.topology, opt);
+    if (!r.ok()) {
+      state.SkipWithError("replay failed");
+      return;
+    }
+    const TimelineInputs in{p.program, *r, &*p.topology, &net, {}};
+    if (state.range(0) == 1) bytes = TimelineJson(in).size();
+    if (state.range(0) == 2) bytes = TimelinePerfetto(in).size();
+    benchmark::DoNotOptimize(r->makespan);
+  }
+  state.counters["file_MB"] = static_cast<double>(bytes) / 1e6;
+}
+BENCHMARK(BM_TimelineAllToAll64)
+    ->DenseRange(0, 2)
     ->Unit(benchmark::kMillisecond);
 
 // A 64-chip ring AllReduce: long dependency chains, few packets in flight.

@@ -27,6 +27,8 @@ struct ReplayArgs {
   std::string timeline;
   BudgetFlags budget;
   bool quiet = false;
+  std::string timeline_chips;   // "" = every chip
+  std::string timeline_window;  // "" = the whole run
   bool links = false;
   bool no_coalesce = false;       // the per-packet reference path
   std::string engine = "packet";  // or "fluid" (replay/fluid_engine.h)
@@ -144,6 +146,57 @@ std::vector<OutputFile> ReplayOutputs(const CommonFlags& c,
           {"--json", c.json_path, ""}};
 }
 
+// What --timeline-chips and --timeline-window keep (their syntax was
+// checked by the parser; a chip beyond the trace's is a usage error too).
+absl::StatusOr<TimelineFilter> TimelineFilterOf(const ReplayArgs& a,
+                                                uint32_t num_chips) {
+  TimelineFilter f;
+  if (!a.timeline_chips.empty()) {
+    auto chips = ParseChipList(a.timeline_chips);
+    if (!chips.ok()) return chips.status();
+    if (chips->size() > num_chips) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--timeline-chips ", a.timeline_chips, ": chip ", chips->size() - 1,
+          " is not in the trace, which has chips 0-", num_chips - 1));
+    }
+    f.chips = *std::move(chips);
+  }
+  if (!a.timeline_window.empty()) {
+    auto w = ParseTimeWindow(a.timeline_window);
+    if (!w.ok()) return w.status();
+    f.from = w->first;
+    f.to = w->second;
+  }
+  return f;
+}
+
+// The trace file, or an MSCCL-IR XML imported in memory
+// (docs/import-msccl.md).
+absl::StatusOr<v1::Trace> ReadReplayInput(
+    const ReplayArgs& a, const HwConfig& hw,
+    const std::optional<TopologyChoice>& topo) {
+  if (!IsMscclXmlPath(a.trace)) return ReadTraceFile(a.trace);
+  std::optional<std::pair<TopologyKind, TopologyParams>> t;
+  if (topo)
+    t = std::pair(topo->kind, topo->params.value_or(hw.topology_params));
+  return a.msccl.Import(a.trace, hw, t);
+}
+
+int FailUsage(const absl::Status& s) {
+  std::cerr << "ccreplay: " << s.message() << "\n";
+  return kExitUsage;
+}
+
+// The timeline's bytes in the format its extension names.
+std::string TimelineBytes(const ReplayArgs& a, const RunOutcome& run,
+                          TimelineRecorder* net, TimelineFilter filter) {
+  const TimelineInputs in{run.program, run.result, &*run.topology, net,
+                          std::move(filter)};
+  return *TimelineFormatOf(a.timeline) == TimelineFormat::kPerfetto
+             ? TimelinePerfetto(in)
+             : TimelineJson(in);
+}
+
 int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   if (auto s = CheckOutputs(ReplayInputs(c, a), ReplayOutputs(c, a)); !s.ok()) {
     return Fail(s);
@@ -158,18 +211,11 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
     if (!k.ok()) return Fail(k.status());
     topo = *k;
   }
-  absl::StatusOr<v1::Trace> trace;
-  if (IsMscclXmlPath(a.trace)) {
-    // MSCCL-IR XML is imported in memory (docs/import-msccl.md).
-    std::optional<std::pair<TopologyKind, TopologyParams>> t;
-    if (topo) {
-      t = std::pair(topo->kind, topo->params.value_or(hw->topology_params));
-    }
-    trace = a.msccl.Import(a.trace, *hw, t);
-  } else {
-    trace = ReadTraceFile(a.trace);
-  }
+  absl::StatusOr<v1::Trace> trace = ReadReplayInput(a, *hw, topo);
   if (!trace.ok()) return Fail(trace.status());
+  absl::StatusOr<TimelineFilter> filter =
+      TimelineFilterOf(a, trace->header().num_chips());
+  if (!filter.ok()) return FailUsage(filter.status());
   ReplayOptions opt;
   opt.max_events = a.budget.max_events;
   ReplayProgress bar(a.quiet);
@@ -179,6 +225,10 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
     };
   }
   opt.coalesce = !a.no_coalesce;
+  std::optional<TimelineRecorder> recorder;
+  if (!a.timeline.empty()) {
+    opt.net_recorder = &recorder.emplace(*filter, *hw);
+  }
   const bool fluid = a.engine == "fluid";
   auto run = ReplayReleasingTrace(*trace, *hw, topo, opt, *budget,
                                   fluid ? &ReplayFluid : &Replay);
@@ -204,7 +254,9 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
     if (!path_table.ok()) return Fail(path_table.status());
   }
   std::vector<OutputFile> outputs = ReplayOutputs(c, a);
-  if (!a.timeline.empty()) outputs[0].contents = TimelineJson(run->program, r);
+  if (!a.timeline.empty()) {
+    outputs[0].contents = TimelineBytes(a, *run, &*recorder, *filter);
+  }
   outputs[1].contents = chips->ToCsv();
   outputs[2].contents = ReplayJson(a, *hw, CollectiveJson(*trace, *run), r,
                                    *chips, *links, *path_table);
@@ -244,8 +296,36 @@ void AddReplayCommand(CLI::App& app, int* exit_code) {
                   "name[:params], e.g. ring, switch, fullmesh, board-ring, "
                   "torus2d:8x8 (default: the trace header's, else "
                   "the config's)");
-  AddOutputOption(cmd, "--timeline", args->replay.timeline,
-                  "write a Chrome/Perfetto JSON timeline");
+  CLI::Option* timeline =
+      AddOutputOption(cmd, "--timeline", args->replay.timeline,
+                      "write a timeline: FILE.json (Chrome trace JSON) or "
+                      "FILE.pftrace (Perfetto); docs/timelines.md")
+          ->check(CLI::Validator(
+              [](std::string& s) {
+                auto f = TimelineFormatOf(s);
+                return f.ok() ? std::string()
+                              : std::string(f.status().message());
+              },
+              ""));
+  cmd->add_option("--timeline-chips", args->replay.timeline_chips,
+                  "keep only these chips' tracks, e.g. 0-3,8")
+      ->needs(timeline)
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            auto c = ParseChipList(s);
+            return c.ok() ? std::string() : std::string(c.status().message());
+          },
+          "CHIPS"));
+  cmd->add_option("--timeline-window", args->replay.timeline_window,
+                  "keep only FROM:TO of the run, e.g. 10us:50us (slices "
+                  "crossing it are clipped)")
+      ->needs(timeline)
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            auto w = ParseTimeWindow(s);
+            return w.ok() ? std::string() : std::string(w.status().message());
+          },
+          "FROM:TO"));
   cmd->add_flag("--links", args->replay.links,
                 "print every link's use and queueing");
   cmd->add_option("--engine", args->replay.engine,

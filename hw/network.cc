@@ -115,6 +115,7 @@ void Network::EnqueueAt(uint32_t port, uint32_t input, uint32_t packet,
   pk.in_vc = pk.vc;
   pk.vc = NextVc(pk.in_link, pk.vc, port);
   ports_[port].Enqueue(input, ports_[port].Row(pk.vc, pk.lg), packet);
+  if (rec_) rec_->QueueDepth(port, ports_[port].waiting(), now);
   TryTransmit(port, now);
 }
 
@@ -221,6 +222,8 @@ void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
   const TimePs end = now + ser;
   pt.Occupy(lg, end);
   pt.TakeCredit(pk.vc, wire);
+  if (rec_) rec_->Serialise(port, lg, pk, wire, now, end);
+  if (rec_) rec_->QueueDepth(port, pt.waiting(), now);
   st.packets++;
   st.wire_bytes += wire;
   st.payload_bytes += pk.payload;

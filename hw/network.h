@@ -25,6 +25,7 @@
 #include "base/units.h"
 #include "hw/coalesce.h"
 #include "hw/config.h"
+#include "hw/net_recorder.h"
 #include "hw/packet.h"
 #include "hw/port.h"
 #include "hw/topology.h"
@@ -55,6 +56,11 @@ class Network {
   void Connect(CdmaUnit* cdma) { cdma_ = cdma; }
   // Exact coalescing of arrivals (hw/coalesce.h); off by default.
   ArrivalCoalescer& coalescer() { return coalesce_; }
+  // Reports serialisation, credit and queue depth to `rec` (null: none).
+  void SetRecorder(NetRecorder* rec) {
+    rec_ = rec;
+    if (rec_) rec_->Attach(topo_);
+  }
 
   // The first link of the path of flow (src, dst, qp). Packets of one qp
   // between two chips share a flow, hence a path, hence their order.
@@ -94,6 +100,7 @@ class Network {
   void OnCreditReturn(uint32_t port, uint32_t credit, TimePs now) {
     ports_[port].ReturnCredit(credit % kMaxVirtualChannels,
                               credit / kMaxVirtualChannels);
+    if (rec_) rec_->CreditReturned(port, credit / kMaxVirtualChannels, now);
     TryTransmit(port, now);
   }
 
@@ -191,6 +198,7 @@ class Network {
   uint32_t vcs_;  // virtual channels per link: VirtualChannels()
   CdmaUnit* cdma_ = nullptr;
   ArrivalCoalescer coalesce_;
+  NetRecorder* rec_ = nullptr;      // a timeline's observer, if any
   std::vector<TimePs> flight_;      // per link: LinkFlight()
   std::vector<Port> ports_;         // one per directed link
   std::vector<uint32_t> in_index_;  // per link: input number at its dst node

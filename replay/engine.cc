@@ -32,6 +32,7 @@ class Sim : public StreamCore {
     net_.Connect(&cdma_);
     net_.coalescer().Enable(opt.coalesce, hw.link_buffer_bytes,
                             hw.packet_payload_bytes, &r_.events);
+    net_.SetRecorder(opt.net_recorder);
   }
 
  private:

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "base/units.h"
 #include "hw/config.h"
+#include "hw/net_recorder.h"
 #include "hw/port.h"
 #include "hw/topology.h"
 #include "trace/program.h"
@@ -32,6 +33,9 @@ struct ReplayOptions {
   // result. false = the per-packet reference path (--no-coalesce); both
   // give byte-identical results.
   bool coalesce = true;
+  // Told what the packet network does, for a timeline (null: nothing is
+  // recorded; the fluid engine has no packets and tells it nothing).
+  NetRecorder* net_recorder = nullptr;
 };
 
 inline constexpr uint32_t kNoCause = 0xffffffffu;
@@ -83,6 +87,14 @@ struct ReplayResult {
   // One per instruction, ordered by (chip, stream, instruction).
   std::vector<InstrTiming> instrs;
   std::vector<LinkStats> links;  // indexed like Topology::links()
+  // Each MsgWait that passed, in the order they passed, and the message
+  // that last counted on its counter before it did (kNoCause: none), for a
+  // timeline's flows.
+  struct WaitRelease {
+    uint32_t wait = 0;
+    uint32_t msg = kNoCause;
+  };
+  std::vector<WaitRelease> wait_releases;
   // Events of the per-packet simulation, coalesced ones included: the
   // same with and without coalescing.
   uint64_t events = 0;

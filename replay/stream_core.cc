@@ -176,6 +176,7 @@ void StreamCore::Resume(uint32_t slot, TimePs now) {
         t.start = t.issue;
         t.end = now;
         if (now > t.issue) t.cause = msg_->last_message(st.chip, in.dst_qp);
+        r_.wait_releases.push_back({g, msg_->last_message(st.chip, in.dst_qp)});
         break;
       }
       case OpKind::kFence:

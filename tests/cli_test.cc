@@ -312,7 +312,7 @@ TEST_F(OutputSafetyTest, ReplayCsvOverTheHardwareConfigViaASymlinkIsRefused) {
   const std::string hw_text =
       Slurp(std::string(CCREPLAY_SOURCE_DIR) + "/traces/tps186.hw.txtpb");
   Write(hw, hw_text);
-  std::filesystem::create_symlink("h.txtpb", Path("alias.csv"));
+  std::filesystem::create_symlink("h.txtpb", Path("alias.json"));
   // Refused before the run: a run that would stop after one event is not
   // started.
   CmdResult r = Ccreplay("replay " + trace_ + " --max-events 1 --hw " + hw +
@@ -322,12 +322,12 @@ TEST_F(OutputSafetyTest, ReplayCsvOverTheHardwareConfigViaASymlinkIsRefused) {
                                " is the same file as input --hw " + hw));
   EXPECT_THAT(r.out, Not(HasSubstr("events")));
   r = Ccreplay("replay " + trace_ + " --hw " + hw + " --timeline " +
-               Path("alias.csv"));
+               Path("alias.json"));
   EXPECT_EQ(r.exit_code, 1) << r.out;
-  EXPECT_THAT(r.out, HasSubstr("--timeline " + Path("alias.csv") +
+  EXPECT_THAT(r.out, HasSubstr("--timeline " + Path("alias.json") +
                                " is the same file as input --hw " + hw));
   EXPECT_EQ(Slurp(hw), hw_text);
-  EXPECT_TRUE(std::filesystem::is_symlink(Path("alias.csv")));
+  EXPECT_TRUE(std::filesystem::is_symlink(Path("alias.json")));
   EXPECT_THAT(Temporaries(), ::testing::IsEmpty());
 }
 
