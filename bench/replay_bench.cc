@@ -4,17 +4,17 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <string>
 #include <optional>
+#include <string>
 
+#include "base/event_queue.h"
 #include "collectives/lower.h"
 #include "hw/config.h"
 #include "hw/config_io.h"
 #include "hw/topology.h"
-#include "trace/decode.h"
 #include "replay/engine.h"
+#include "trace/decode.h"
 #include "replay/timeline.h"
-#include "base/event_queue.h"
 
 namespace ccreplay {
 namespace {
@@ -54,8 +54,7 @@ struct Prepared {
 
 Prepared Prepare(v1::CollectiveOp op, uint32_t n, uint64_t bytes,
                  const char* algo, TopologyKind topo,
-                 const HwConfig& hw = DefaultTps186(),
-                 bool rendezvous = true) {
+                 const HwConfig& hw = DefaultTps186(), bool rendezvous = true) {
   CollectiveSpec spec;
   spec.op = op;
   spec.n = n;
@@ -80,19 +79,26 @@ Prepared Prepare(v1::CollectiveOp op, uint32_t n, uint64_t bytes,
 // Replays `p` once per iteration and reports rates: events and instructions
 // per CPU second, simulated microseconds per CPU second, and the memory the
 // replay adds to the decoded program, per instruction and at its peak.
-void ReplayLoop(benchmark::State& state, const Prepared& p) {
-  uint64_t events = 0, packets = 0;
+// `coalesce` is ReplayOptions::coalesce (docs/hardware-model.md,
+// "Coalescing"): "events" counts the per-packet simulation's events either
+// way, "dispatched" those the engine handled one by one.
+void ReplayLoop(benchmark::State& state, const Prepared& p,
+                bool coalesce = true) {
+  ReplayOptions options;
+  options.coalesce = coalesce;
+  uint64_t events = 0, packets = 0, folded = 0;
   double sim_us = 0, peak_extra = 0;
   for (auto _ : state) {
     const double before = ProcStatusBytes("VmRSS");
     ResetPeakRss();
-    auto r = Replay(p.program, *p.hw, *p.topology);
+    auto r = Replay(p.program, *p.hw, *p.topology, options);
     if (!r.ok()) {
       state.SkipWithError("replay failed");
       return;
     }
     peak_extra = ProcStatusBytes("VmHWM") - before;
     events = r->events;
+    folded = r->coalesced_events;
     packets = r->packets;
     sim_us = r->makespan.us();
     benchmark::DoNotOptimize(r->makespan);
@@ -104,6 +110,7 @@ void ReplayLoop(benchmark::State& state, const Prepared& p) {
   state.counters["instr/s"] = benchmark::Counter(n, rate);
   state.counters["sim_us/s"] = benchmark::Counter(sim_us, rate);
   state.counters["events"] = static_cast<double>(events);
+  state.counters["dispatched"] = static_cast<double>(events - folded);
   state.counters["packets"] = static_cast<double>(packets);
   state.counters["instructions"] = n;
   state.counters["replay_B/instr"] = peak_extra / n;
@@ -112,13 +119,17 @@ void ReplayLoop(benchmark::State& state, const Prepared& p) {
 
 // The MoE dispatch row of the baseline: 64-chip pairwise AllToAll through one
 // switch, 917,504 bytes per chip.
+// Second argument: coalescing on (1) or off (0, the reference path).
 void BM_ReplayAllToAll64(benchmark::State& state) {
-  ReplayLoop(state, Prepare(v1::ALLTOALL, 64, state.range(0), "pairwise",
-                            TopologyKind::kSwitch));
+  ReplayLoop(state,
+             Prepare(v1::ALLTOALL, 64, state.range(0), "pairwise",
+                     TopologyKind::kSwitch),
+             state.range(1) != 0);
 }
 BENCHMARK(BM_ReplayAllToAll64)
-    ->Arg(917504)
-    ->Arg(1835008)
+    ->Args({917504, 1})
+    ->Args({917504, 0})
+    ->Args({1835008, 1})
     ->Unit(benchmark::kMillisecond);
 
 // The 64-chip AllToAll of 917504 bytes with a timeline (docs/timelines.md):
@@ -150,24 +161,56 @@ BENCHMARK(BM_TimelineAllToAll64)
 
 // A 64-chip ring AllReduce: long dependency chains, few packets in flight.
 void BM_ReplayRingAllReduce64(benchmark::State& state) {
-  ReplayLoop(state, Prepare(v1::ALLREDUCE, 64, state.range(0), "ring",
-                            TopologyKind::kRing));
+  ReplayLoop(
+      state,
+      Prepare(v1::ALLREDUCE, 64, state.range(0), "ring", TopologyKind::kRing),
+      state.range(1) != 0);
 }
 BENCHMARK(BM_ReplayRingAllReduce64)
-    ->Arg(4 << 20)
+    ->Args({4 << 20, 1})
+    ->Args({4 << 20, 0})
+    ->Unit(benchmark::kMillisecond);
+
+// The same ring on TPS186 with unbounded link buffers (no credit): the
+// packets' arrivals fold (docs/hardware-model.md, "Coalescing").
+const HwConfig& Tps186NoCredit() {
+  static const HwConfig hw = [] {
+    HwConfig c = DefaultTps186();
+    c.link_buffer_bytes = 0;
+    return c;
+  }();
+  return hw;
+}
+void BM_ReplayRingAllReduce64NoCredit(benchmark::State& state) {
+  ReplayLoop(state,
+             Prepare(v1::ALLREDUCE, 64, state.range(0), "ring",
+                     TopologyKind::kRing, Tps186NoCredit()),
+             state.range(1) != 0);
+}
+BENCHMARK(BM_ReplayRingAllReduce64NoCredit)
+    ->Args({4 << 20, 1})
+    ->Args({4 << 20, 0})
     ->Unit(benchmark::kMillisecond);
 
 // The message-level peers' own workload: ring AllReduce of 64 MiB on the
 // pure alpha-beta machine (traces/alpha-beta.hw.txtpb), no rendezvous, N
 // chips. One iteration: lowering 1024 chips takes seconds.
+// Second argument: coalescing on (1) or off (0). At 8 chips a block is 8
+// packets of 1 MiB, whose arrivals fold; from 64 chips on a block is one
+// packet and nothing does.
 void BM_ReplayAlphaBetaRing(benchmark::State& state) {
-  ReplayLoop(state, Prepare(v1::ALLREDUCE, static_cast<uint32_t>(state.range(0)),
-                            64 << 20, "ring", TopologyKind::kRing, AlphaBeta(),
-                            /*rendezvous=*/false));
+  ReplayLoop(state,
+             Prepare(v1::ALLREDUCE, static_cast<uint32_t>(state.range(0)),
+                     64 << 20, "ring", TopologyKind::kRing, AlphaBeta(),
+                     /*rendezvous=*/false),
+             state.range(1) != 0);
 }
 BENCHMARK(BM_ReplayAlphaBetaRing)
-    ->Arg(64)
-    ->Arg(1024)
+    ->Args({8, 1})
+    ->Args({8, 0})
+    ->Args({64, 1})
+    ->Args({1024, 1})
+    ->Args({1024, 0})
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 
@@ -192,13 +235,21 @@ void BM_EventQueue(benchmark::State& state) {
       static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK_TEMPLATE(BM_EventQueue, BasicEventQueue<2>)
-    ->Arg(1000)->Arg(100000)->Arg(1000000);
+    ->Arg(1000)
+    ->Arg(100000)
+    ->Arg(1000000);
 BENCHMARK_TEMPLATE(BM_EventQueue, BasicEventQueue<4>)
-    ->Arg(1000)->Arg(100000)->Arg(1000000);
+    ->Arg(1000)
+    ->Arg(100000)
+    ->Arg(1000000);
 BENCHMARK_TEMPLATE(BM_EventQueue, BasicEventQueue<8>)
-    ->Arg(1000)->Arg(100000)->Arg(1000000);
+    ->Arg(1000)
+    ->Arg(100000)
+    ->Arg(1000000);
 BENCHMARK_TEMPLATE(BM_EventQueue, RadixEventQueue)
-    ->Arg(1000)->Arg(100000)->Arg(1000000);
+    ->Arg(1000)
+    ->Arg(100000)
+    ->Arg(1000000);
 
 }  // namespace
 }  // namespace ccreplay

@@ -13,8 +13,15 @@
 namespace ccreplay {
 namespace {
 
-int RunBaselineCommand(const CommonFlags& c, const std::string& svg_path,
-                       bool quiet) {
+struct BaselineArgs {
+  std::string svg_path;
+  bool quiet = false;
+  unsigned jobs = 0;
+  BudgetFlags budget;
+};
+
+int RunBaselineCommand(const CommonFlags& c, const BaselineArgs& a) {
+  const std::string& svg_path = a.svg_path;
   std::vector<OutputFile> outputs = {{"--csv", c.csv_path, ""},
                                      {"--json", c.json_path, ""},
                                      {"--svg", svg_path, ""}};
@@ -22,9 +29,12 @@ int RunBaselineCommand(const CommonFlags& c, const std::string& svg_path,
   auto hw = c.Hw();
   if (!hw.ok()) return Fail(hw.status());
   const std::vector<WorkloadRow> workload = Tps186Workload();
-  Progress bar(workload.size(), quiet, "rows");
-  auto b =
-      RunBaseline(workload, *hw, [&bar](uint64_t events) { bar.Done(events); });
+  auto budget = a.budget.Budget();
+  if (!budget.ok()) return Fail(budget.status());
+  Progress bar(workload.size(), a.quiet, "rows");
+  auto b = RunBaseline(
+      workload, *hw, [&bar](uint64_t events) { bar.Done(events); }, a.jobs,
+      *budget);
   if (!b.ok()) return Fail(b.status());
   auto table = BaselineTable(*b);
   if (!table.ok()) return Fail(table.status());
@@ -66,8 +76,7 @@ int RunBaselineCommand(const CommonFlags& c, const std::string& svg_path,
 void AddBaselineCommand(CLI::App& app, int* exit_code) {
   struct Args {
     CommonFlags common;
-    std::string svg_path;
-    bool quiet = false;
+    BaselineArgs baseline;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd =
@@ -76,12 +85,15 @@ void AddBaselineCommand(CLI::App& app, int* exit_code) {
                          "section 1) and compare with Math");
   args->common.AddHw(cmd);
   args->common.AddCsvJson(cmd);
-  AddOutputOption(cmd, "--svg", args->svg_path,
+  BaselineArgs& a = args->baseline;
+  AddOutputOption(cmd, "--svg", a.svg_path,
                   "also write each row's critical path as stacked bars (SVG)");
-  cmd->add_flag("-q,--quiet", args->quiet,
+  cmd->add_flag("-q,--quiet", a.quiet,
                 "no progress bar on standard error (shown only on a terminal)");
+  AddJobsOption(cmd, a.jobs, "rows");
+  a.budget.Add(cmd);
   cmd->callback([args, exit_code] {
-    *exit_code = RunBaselineCommand(args->common, args->svg_path, args->quiet);
+    *exit_code = RunBaselineCommand(args->common, args->baseline);
   });
 }
 

@@ -38,7 +38,7 @@ absl::StatusOr<P2pTimes> ReplayP2p(const HwConfig& hw,
   spec.bytes = bytes;
   spec.chunk_bytes = chunk;
   spec.topology = hw.topology;
-  auto run = LowerAndReplay(spec, hw, ReplayOptions{});
+  auto run = LowerAndReplay(spec, hw, ReplayOptions{}, setup.budget);
   if (!run.ok()) return run.status();
   P2pTimes t{INT64_MAX, 0, 0, 0};
   for (const InstrTiming& it : run->result.instrs) {
@@ -156,6 +156,7 @@ void AddCalibrateCommand(CLI::App& app, int* exit_code) {
     std::string topology = "ring";
     uint32_t n = 2;
     uint32_t stream = 4;
+    BudgetFlags budget;
     std::string output;
   };
   auto args = std::make_shared<Args>();
@@ -172,6 +173,7 @@ void AddCalibrateCommand(CLI::App& app, int* exit_code) {
   AddUnsignedOption(cmd, "--stream", args->stream,
                     "messages in the gap stream (>= 2)")
       ->capture_default_str();
+  args->budget.Add(cmd);
   AddOutputOption(cmd, "-o,--output", args->output,
                   "PlogpCalibration, protobuf text format")
       ->required();
@@ -193,8 +195,14 @@ void AddCalibrateCommand(CLI::App& app, int* exit_code) {
           "--topology '", args->topology, "': ", topo.status().message())));
       return;
     }
-    CalibrationSetup setup{topo->first, topo->second, args->n,
-                           DefaultCalibrationSizes(), args->stream};
+    auto budget = args->budget.Budget();
+    if (!budget.ok()) {
+      *exit_code = Fail(budget.status());
+      return;
+    }
+    CalibrationSetup setup{topo->first,  topo->second,
+                           args->n,      DefaultCalibrationSizes(),
+                           args->stream, *budget};
     auto cal = CalibrateOnReplay(*hw, setup);
     if (!cal.ok()) {
       *exit_code = Fail(cal.status());

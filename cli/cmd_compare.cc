@@ -12,7 +12,6 @@
 #include "base/table.h"
 #include "cli/commands.h"
 #include "cli/point.h"
-#include "cli/progress.h"
 #include "cli/run.h"
 #include "collectives/collective.h"
 
@@ -29,21 +28,12 @@ struct CompareArgs {
   uint32_t cdma = 0;
   std::string chunk = "0";
   bool quiet = false;
+  unsigned jobs = 0;
+  BudgetFlags budget;
 };
 
 std::vector<std::string> List(const std::string& s) {
   return absl::StrSplit(s, ',', absl::SkipEmpty());
-}
-
-// Replays one (topology, algorithm) cell of the comparison and adds its row.
-absl::Status CompareOne(const HwConfig& hw, const PointSpec& p, Table* t,
-                        std::vector<PointResult>* points) {
-  auto r = RunPoint(hw, p);
-  if (!r.ok()) return r.status();
-  points->push_back(*r);
-  return t->AddRow({r->label, r->topology, r->group, r->groups, r->bytes,
-                    r->replay_us, r->fastest_group_us, OrNan(r->math_us),
-                    OrNan(r->ReplayOverMath()), r->algbw_gbps, r->busbw_gbps});
 }
 
 // The JSON: what was compared (op, N, bytes, hardware) and each row with
@@ -95,15 +85,25 @@ absl::StatusOr<Table> Compare(const HwConfig& base_hw, const CompareArgs& a,
   p.bytes = *bytes;
   p.chunk = *chunk;
   p.cdma = a.cdma;
-  Progress bar(topos.size() * algos.size(), a.quiet, "cells");
+  std::vector<PointSpec> cells;  // topology-major, as the table lists them
   for (const std::string& topo_text : topos) {
     p.topology_text = topo_text;
     for (const std::string& algo : algos) {
       p.algorithm = algo;
-      if (auto s = CompareOne(base_hw, p, &t, points); !s.ok()) return s;
-      bar.Done(points->back().events);
+      cells.push_back(p);
     }
   }
+  auto budget = a.budget.Budget();
+  if (!budget.ok()) return budget.status();
+  auto results = RunPoints(base_hw, cells, a.jobs, a.quiet, "cells", *budget);
+  if (!results.ok()) return results.status();
+  for (const PointResult& r : *results) {
+    auto s = t.AddRow({r.label, r.topology, r.group, r.groups, r.bytes,
+                       r.replay_us, r.fastest_group_us, OrNan(r.math_us),
+                       OrNan(r.ReplayOverMath()), r.algbw_gbps, r.busbw_gbps});
+    if (!s.ok()) return s;
+  }
+  *points = *std::move(results);
   return t;
 }
 
@@ -149,6 +149,8 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", a.quiet,
                 "no progress bar on standard error (shown only on a terminal)");
+  AddJobsOption(cmd, a.jobs, "cells");
+  a.budget.Add(cmd);
   cmd->add_option("--chunk", a.chunk,
                   "pipelining piece size (0 = whole blocks)")
       ->capture_default_str();

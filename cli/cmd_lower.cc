@@ -13,7 +13,9 @@
 #include "collectives/collective.h"
 #include "collectives/lower.h"
 #include "collectives/workload.h"
+#include "hw/budget.h"
 #include "replay/timeline.h"
+#include "trace/decode.h"
 #include "trace/trace_io.h"
 
 namespace ccreplay {
@@ -104,6 +106,26 @@ CLI::Validator NotAJsonTraceName() {
       "");
 }
 
+// A trace whose first instruction that the picosecond clock cannot time
+// (hw/budget.h InstrTimeProblem, check's clock-range rule) is not written:
+// no replay of it could finish.
+absl::Status CheckTimeable(const v1::Trace& trace, const HwConfig& hw) {
+  for (const auto& chip : trace.chips()) {
+    for (const auto& st : chip.streams()) {
+      for (int i = 0; i < st.instructions_size(); ++i) {
+        const Instr in = DecodeInstr(st.instructions(i));
+        std::string why = InstrTimeProblem(in, chip.chip(), hw);
+        if (why.empty()) continue;
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the lowered trace cannot be timed on ", hw.name, ": ",
+            PlaceText(chip.chip(), st.id(), i, OpKindName(in.kind)), ": ", why,
+            "; lower fewer --bytes"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 int RunLower(const CommonFlags& c, const LowerArgs& a) {
   std::vector<NamedPath> inputs = c.Inputs();
   if (absl::StartsWith(a.dist, "file:")) {
@@ -123,6 +145,7 @@ int RunLower(const CommonFlags& c, const LowerArgs& a) {
     trace->mutable_header()->mutable_collective()->set_topology(
         TopologySpecString(hw->topology, hw->topology_params));
   }
+  if (auto s = CheckTimeable(*trace, *hw); !s.ok()) return Fail(s);
   if (auto s = WriteTraceFile(a.output, *trace); !s.ok()) return Fail(s);
   size_t instrs = 0;
   for (const auto& chip : trace->chips()) {

@@ -41,6 +41,7 @@ struct ModelsArgs {
       "allreduce:ring,allreduce:hd,allgather:ring,"
       "alltoall:pairwise";
   std::string sweep_sizes = "4K,64K,1M";
+  BudgetFlags budget;
 };
 
 std::vector<std::string> List(const std::string& s) {
@@ -65,7 +66,9 @@ double SignedErrorPct(double model_us, double replay_us) {
 // Calibrations per (topology spec, n), computed once per run.
 class Calibrations {
  public:
-  Calibrations(const HwConfig& hw, const ModelsArgs& a) : hw_(hw), a_(a) {}
+  Calibrations(const HwConfig& hw, const ModelsArgs& a,
+               const ResourceBudget& budget)
+      : hw_(hw), a_(a), budget_(budget) {}
 
   // Null when calibration is switched off.
   absl::StatusOr<const PlogpTable*> For(TopologyKind kind,
@@ -86,7 +89,8 @@ class Calibrations {
         absl::StrCat(TopologySpecString(kind, params), "/", n);
     auto it = cache_.find(key);
     if (it != cache_.end()) return &it->second;
-    CalibrationSetup setup{kind, params, n, DefaultCalibrationSizes(), 4};
+    CalibrationSetup setup{kind, params, n, DefaultCalibrationSizes(),
+                           4,    budget_};
     auto cal = CalibrateOnReplay(hw_, setup);
     if (!cal.ok()) return cal.status();
     auto t = PlogpTableFromCalibration(*cal, "calibration", hw_);
@@ -97,6 +101,7 @@ class Calibrations {
  private:
   const HwConfig& hw_;
   const ModelsArgs& a_;
+  const ResourceBudget budget_;
   std::unique_ptr<PlogpTable> file_;
   std::map<std::string, PlogpTable> cache_;
 };
@@ -104,7 +109,8 @@ class Calibrations {
 absl::StatusOr<Point> Evaluate(const HwConfig& base_hw, Calibrations& cals,
                                const std::string& op_name, std::string algo,
                                uint32_t n, uint64_t bytes,
-                               const std::string& topo_text) {
+                               const std::string& topo_text,
+                               const ResourceBudget& budget) {
   auto op = ParseCollectiveOp(op_name);
   if (!op.ok()) return op.status();
   if (algo.empty()) algo = BaselineAlgorithm(*op);
@@ -124,7 +130,7 @@ absl::StatusOr<Point> Evaluate(const HwConfig& base_hw, Calibrations& cals,
   spec.topology = topo->first;
   const std::string where = absl::StrCat(op_name, " ", algo, " N=", n, " ",
                                          bytes, " bytes on ", topo_text, ": ");
-  auto run = LowerAndReplay(spec, hw, ReplayOptions{});
+  auto run = LowerAndReplay(spec, hw, ReplayOptions{}, budget);
   if (!run.ok()) {
     return absl::Status(run.status().code(),
                         absl::StrCat(where, run.status().message()));
@@ -354,7 +360,8 @@ absl::StatusOr<std::vector<uint32_t>> Counts(const std::string& text) {
 
 // The sweep's points, op-major as the grid is written.
 absl::StatusOr<std::vector<Point>> Sweep(const HwConfig& hw, Calibrations& cals,
-                                         const ModelsArgs& a) {
+                                         const ModelsArgs& a,
+                                         const ResourceBudget& budget) {
   auto sizes = Sizes(a.sweep_sizes);
   if (!sizes.ok()) return sizes.status();
   auto ns = Counts(a.n);
@@ -369,7 +376,7 @@ absl::StatusOr<std::vector<Point>> Sweep(const HwConfig& hw, Calibrations& cals,
     for (const std::string& topo : List(a.topology)) {
       for (uint32_t n : *ns) {
         for (uint64_t b : *sizes) {
-          auto p = Evaluate(hw, cals, parts[0], parts[1], n, b, topo);
+          auto p = Evaluate(hw, cals, parts[0], parts[1], n, b, topo, budget);
           if (!p.ok()) return p.status();
           points.push_back(*std::move(p));
         }
@@ -384,9 +391,11 @@ int RunModels(const CommonFlags& c, const ModelsArgs& a) {
   if (auto s = c.CheckCsvJson(params); !s.ok()) return Fail(s);
   auto hw = c.Hw();
   if (!hw.ok()) return Fail(hw.status());
-  Calibrations cals(*hw, a);
+  auto budget = a.budget.Budget();
+  if (!budget.ok()) return Fail(budget.status());
+  Calibrations cals(*hw, a, *budget);
   if (a.sweep) {
-    auto points = Sweep(*hw, cals, a);
+    auto points = Sweep(*hw, cals, a, *budget);
     if (!points.ok()) return Fail(points.status());
     auto table = SweepTable(*points);
     if (!table.ok()) return Fail(table.status());
@@ -412,7 +421,8 @@ int RunModels(const CommonFlags& c, const ModelsArgs& a) {
     return Fail(
         absl::InvalidArgumentError("--n: one chip count without --sweep"));
   }
-  auto p = Evaluate(*hw, cals, a.op, a.algo, ns->front(), *bytes, a.topology);
+  auto p = Evaluate(*hw, cals, a.op, a.algo, ns->front(), *bytes, a.topology,
+                    *budget);
   if (!p.ok()) return Fail(p.status());
   auto table = PointTable(*p);
   if (!table.ok()) return Fail(table.status());
@@ -450,9 +460,12 @@ void AddModelsCommand(CLI::App& app, int* exit_code) {
   ModelsArgs& a = args->models;
   cmd->add_option("--op", a.op,
                   "allreduce, allgather, reducescatter, "
-                  "alltoall, ...")
+                  "alltoall, ... (any case)")
+      ->transform(CollectiveOpValidator())
       ->capture_default_str();
-  cmd->add_option("--algo", a.algo, "algorithm (default: the baseline's)");
+  cmd->add_option("--algo", a.algo,
+                  "algorithm, any case (default: the baseline's)")
+      ->transform(AlgorithmListValidator());
   CLI::Option* n_opt = cmd->add_option(
       "--n", a.n,
       "chips (default 8); with --sweep a comma-separated list (default "
@@ -478,6 +491,7 @@ void AddModelsCommand(CLI::App& app, int* exit_code) {
                 "walk seed 004's model-selection tree for the workload");
   cmd->add_flag("--worst-case", a.worst_case,
                 "advise: a worst-case guarantee is needed");
+  a.budget.Add(cmd);
   cmd->callback([args, exit_code, n_opt, topo_opt] {
     ModelsArgs& m = args->models;
     // The sweep's default grid (docs/models.md): feasible in minutes here.

@@ -8,6 +8,7 @@
 #include "base/json.h"
 #include "base/table.h"
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "cli/run.h"
 #include "collectives/collective.h"
 #include "collectives/lower.h"
@@ -26,9 +27,10 @@ struct ReplayArgs {
   std::string timeline;
   std::string timeline_chips;   // "" = every chip
   std::string timeline_window;  // "" = the whole run
-  uint64_t max_events = 0;
-  std::string max_memory;  // a byte size; "" = the machine's memory
+  BudgetFlags budget;
+  bool quiet = false;
   bool links = false;
+  bool no_coalesce = false;       // the per-packet reference path
   std::string engine = "packet";  // or "fluid" (replay/fluid_engine.h)
   MscclFlags msccl;               // when the input is MSCCL-IR XML
 };
@@ -199,12 +201,8 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   if (auto s = CheckOutputs(ReplayInputs(c, a), ReplayOutputs(c, a)); !s.ok()) {
     return Fail(s);
   }
-  ResourceBudget budget;  // before any input is read
-  if (!a.max_memory.empty()) {
-    auto bytes = ParseByteSize(a.max_memory);
-    if (!bytes.ok()) return Fail(bytes.status());
-    budget.max_memory_bytes = *bytes;
-  }
+  auto budget = a.budget.Budget();  // before any input is read
+  if (!budget.ok()) return Fail(budget.status());
   auto hw = c.Hw();
   if (!hw.ok()) return Fail(hw.status());
   std::optional<TopologyChoice> topo;
@@ -219,14 +217,22 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
       TimelineFilterOf(a, trace->header().num_chips());
   if (!filter.ok()) return FailUsage(filter.status());
   ReplayOptions opt;
-  opt.max_events = a.max_events;
+  opt.max_events = a.budget.max_events;
   std::optional<TimelineRecorder> recorder;
   if (!a.timeline.empty()) {
     opt.net_recorder = &recorder.emplace(*filter, *hw);
   }
+  ReplayProgress bar(a.quiet);
+  if (bar.enabled()) {
+    opt.on_progress = [&bar](uint64_t events, TimePs now) {
+      bar.Update(events, now);
+    };
+  }
+  opt.coalesce = !a.no_coalesce;
   const bool fluid = a.engine == "fluid";
-  auto run = ReplayReleasingTrace(*trace, *hw, topo, opt, budget,
+  auto run = ReplayReleasingTrace(*trace, *hw, topo, opt, *budget,
                                   fluid ? &ReplayFluid : &Replay);
+  bar.Finish();
   if (!run.ok())
     return Fail(
         absl::Status(run.status().code(),
@@ -326,12 +332,14 @@ void AddReplayCommand(CLI::App& app, int* exit_code) {
                   "packet (default: packet-level) or fluid (flows sharing "
                   "links max-min fairly; docs/models.md, \"Fluid engine\")")
       ->check(CLI::IsMember({"packet", "fluid"}));
-  AddUnsignedOption(cmd, "--max-events", args->replay.max_events,
-                    "refuse a replay estimated to need more events, and "
-                    "stop one that reaches it (0 = the default, 1e10)");
-  cmd->add_option("--max-memory", args->replay.max_memory,
-                  "refuse a replay estimated to need more memory, e.g. 8G "
-                  "(default: the machine's memory)");
+  cmd->add_flag("--no-coalesce", args->replay.no_coalesce,
+                "packet engine: simulate every packet event (the reference "
+                "path; coalescing gives byte-identical results, "
+                "docs/hardware-model.md, \"Coalescing\")");
+  args->replay.budget.Add(cmd);
+  cmd->add_flag("-q,--quiet", args->replay.quiet,
+                "no progress line on standard error (shown only on a "
+                "terminal)");
 
   cmd->callback([args, exit_code] {
     *exit_code = RunReplay(args->common, args->replay);

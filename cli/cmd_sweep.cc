@@ -20,11 +20,9 @@
 #include "absl/strings/str_split.h"
 #include "base/json.h"
 #include "base/table.h"
-#include "base/thread_pool.h"
 #include "cli/commands.h"
 #include "cli/plots.h"
 #include "cli/point.h"
-#include "cli/progress.h"
 #include "cli/run.h"
 #include "cli/sweep.h"
 #include "collectives/collective.h"
@@ -45,6 +43,7 @@ struct SweepArgs {
   std::vector<uint32_t> ns = {kDefaultChips};
   uint32_t cdma = 0;
   unsigned jobs = 0;
+  BudgetFlags budget;
   bool quiet = false;
   std::string svg_path;
 };
@@ -101,24 +100,18 @@ absl::StatusOr<std::vector<SweepPoint>> Points(
   return points;
 }
 
-// Runs every point on `jobs` threads; the first error in point order wins,
-// as in a serial run.
-absl::Status RunPoints(const HwConfig& hw, unsigned jobs, bool quiet,
-                       std::vector<SweepPoint>* points) {
-  std::vector<absl::Status> errors(points->size());
-  Progress bar(points->size(), quiet, "points");
-  ThreadPool(jobs).ParallelFor(points->size(), [&](size_t i) {
-    SweepPoint& p = (*points)[i];
-    auto r = RunPoint(hw, p.spec);
-    if (r.ok()) {
-      p.result = *std::move(r);
-    } else {
-      errors[i] = r.status();
-    }
-    bar.Done(r.ok() ? p.result.events : 0);
-  });
-  for (const absl::Status& s : errors) {
-    if (!s.ok()) return s;
+// Runs every point on `jobs` threads (RunPoints).
+absl::Status RunSweepPoints(const HwConfig& hw, const SweepArgs& a,
+                            std::vector<SweepPoint>* points) {
+  std::vector<PointSpec> specs;
+  specs.reserve(points->size());
+  for (const SweepPoint& p : *points) specs.push_back(p.spec);
+  auto budget = a.budget.Budget();
+  if (!budget.ok()) return budget.status();
+  auto results = RunPoints(hw, specs, a.jobs, a.quiet, "points", *budget);
+  if (!results.ok()) return results.status();
+  for (size_t i = 0; i < points->size(); ++i) {
+    (*points)[i].result = std::move((*results)[i]);
   }
   return absl::OkStatus();
 }
@@ -168,7 +161,7 @@ int RunSweep(const CommonFlags& c, const SweepArgs& a) {
   if (!sizes.ok()) return Fail(sizes.status());
   auto points = Points(a, *sizes);
   if (!points.ok()) return Fail(points.status());
-  if (auto s = RunPoints(*hw, a.jobs, a.quiet, &*points); !s.ok()) {
+  if (auto s = RunSweepPoints(*hw, a, &*points); !s.ok()) {
     return Fail(s);
   }
   SweepReport report;
@@ -232,9 +225,8 @@ void AddSweepFlags(CLI::App* cmd, SweepArgs& a) {
   AddUnsignedOption(cmd, "--cdma", a.cdma,
                     "CDMA engines to stripe over (0 = all)")
       ->capture_default_str();
-  AddUnsignedOption(cmd, "-j,--jobs", a.jobs,
-                    "points replayed at once (0 = one per hardware thread)")
-      ->capture_default_str();
+  AddJobsOption(cmd, a.jobs, "points");
+  a.budget.Add(cmd);
   cmd->add_flag("-q,--quiet", a.quiet, "no progress bar on standard error");
   AddOutputOption(cmd, "--svg", a.svg_path,
                   "also write busbw and time vs size plots, Math beside "

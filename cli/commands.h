@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "base/file_util.h"
+#include "hw/budget.h"
 #include "hw/config.h"
 #include "models/plogp.h"
 #include "proto/models.pb.h"
@@ -83,6 +84,23 @@ CLI::Option* AddUnsignedOption(CLI::App* cmd, const std::string& name, T& value,
       ->check(UnsignedUpTo(std::numeric_limits<T>::max()));
 }
 
+// --max-events and --max-memory, on every command that replays
+// (docs/limits.md): the up-front budget of each replay, and the event count
+// at which a running replay stops.
+struct BudgetFlags {
+  uint64_t max_events = 0;  // 0 = the default, kDefaultMaxEvents
+  std::string max_memory;   // a byte size; "" = the machine's memory
+
+  void Add(CLI::App* cmd);
+  // The budget; an unreadable --max-memory is an error naming it.
+  absl::StatusOr<ResourceBudget> Budget() const;
+};
+
+// -j/--jobs: independent replays run at once (0 = one per hardware
+// thread); the output is the serial run's, byte for byte.
+CLI::Option* AddJobsOption(CLI::App* cmd, unsigned& jobs,
+                           const std::string& what);
+
 // Flags of commands that accept MSCCL-IR XML (cmd_import.cc): the collective
 // size and the engines per channel of the import.
 struct MscclFlags {
@@ -146,6 +164,7 @@ struct CalibrationSetup {
   uint32_t n = 2;
   std::vector<uint64_t> sizes;   // bytes, strictly increasing
   uint32_t stream_messages = 4;  // >= 2
+  ResourceBudget budget;         // of each replay
 };
 // 64 B to 64 MiB in powers of 2 (K = 21).
 std::vector<uint64_t> DefaultCalibrationSizes();

@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "base/file_util.h"
 #include "cli/commands.h"
+#include "cli/run.h"
 #include "collectives/collective.h"
 #include "collectives/lower.h"
 #include "hw/config_io.h"
@@ -85,6 +86,38 @@ CLI::Validator InputFile() {
         return "";
       },
       "FILE");
+}
+
+void BudgetFlags::Add(CLI::App* cmd) {
+  AddUnsignedOption(cmd, "--max-events", max_events,
+                    "refuse a replay estimated to need more events, and "
+                    "stop one that reaches it (0 = the default, 1e10)");
+  cmd->add_option("--max-memory", max_memory,
+                  "refuse a replay estimated to need more memory, e.g. 8G "
+                  "(default: the machine's memory)");
+}
+
+absl::StatusOr<ResourceBudget> BudgetFlags::Budget() const {
+  ResourceBudget b;
+  b.max_events = max_events;
+  if (!max_memory.empty()) {
+    auto bytes = ParseByteSize(max_memory);
+    if (!bytes.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--max-memory: ", bytes.status().message()));
+    }
+    b.max_memory_bytes = *bytes;
+  }
+  return b;
+}
+
+CLI::Option* AddJobsOption(CLI::App* cmd, unsigned& jobs,
+                           const std::string& what) {
+  return AddUnsignedOption(cmd, "-j,--jobs", jobs,
+                           what +
+                               " replayed at once (0 = one per hardware "
+                               "thread; output identical to -j 1)")
+      ->capture_default_str();
 }
 
 CLI::Validator UnsignedUpTo(uint64_t max) {

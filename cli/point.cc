@@ -6,6 +6,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/thread_pool.h"
+#include "cli/progress.h"
 #include "collectives/collective.h"
 #include "collectives/groups.h"
 #include "collectives/lower.h"
@@ -95,7 +97,8 @@ Json BreakdownJson(const Breakdown& b) {
 }
 
 absl::StatusOr<PointResult> RunPoint(const HwConfig& base_hw,
-                                     const PointSpec& p) {
+                                     const PointSpec& p,
+                                     const ResourceBudget& budget) {
   auto topo = ParseTopologySpec(p.topology_text, base_hw.topology_params);
   if (!topo.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -112,11 +115,11 @@ absl::StatusOr<PointResult> RunPoint(const HwConfig& base_hw,
   if (!program.ok()) return program.status();
   auto topology = Topology::Build(topo->first, p.n, topo->second);
   if (!topology.ok()) return Where(where, topology.status());
-  if (auto s = CheckReplayBudget(*program, hw, *topology, {}); !s.ok()) {
+  if (auto s = CheckReplayBudget(*program, hw, *topology, budget); !s.ok()) {
     return Where(where, s);
   }
   ReplayOptions options;
-  options.max_events = kDefaultMaxEvents;
+  options.max_events = budget.EventLimit();  // the estimate is not exact
   auto result = Replay(*program, hw, *topology, options);
   if (!result.ok()) return Where(where, result.status());
   auto breakdown = CriticalPathBreakdown(*program, *result, hw, *topology);
@@ -142,6 +145,27 @@ absl::StatusOr<PointResult> RunPoint(const HwConfig& base_hw,
   r.events = result->events;
   r.breakdown = *breakdown;
   return r;
+}
+
+absl::StatusOr<std::vector<PointResult>> RunPoints(
+    const HwConfig& hw, const std::vector<PointSpec>& specs, unsigned jobs,
+    bool quiet, const char* unit, const ResourceBudget& budget) {
+  std::vector<PointResult> results(specs.size());
+  std::vector<absl::Status> errors(specs.size());
+  Progress bar(specs.size(), quiet, unit);
+  ThreadPool(jobs).ParallelFor(specs.size(), [&](size_t i) {
+    auto r = RunPoint(hw, specs[i], budget);
+    if (r.ok()) {
+      results[i] = *std::move(r);
+    } else {
+      errors[i] = r.status();
+    }
+    bar.Done(r.ok() ? results[i].events : 0);
+  });
+  for (const absl::Status& s : errors) {
+    if (!s.ok()) return s;
+  }
+  return results;
 }
 
 }  // namespace ccreplay

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "base/file_util.h"
 #include "base/json.h"
+#include "hw/budget.h"
 #include "hw/config.h"
 #include "proto/trace.pb.h"
 #include "replay/breakdown.h"
@@ -52,8 +53,17 @@ struct PointResult {
 // Lowers (or imports) and replays `p` on `base_hw` with the topology
 // p.topology_text. Errors name the algorithm and topology ("hd on ring: ...")
 // or the bad --topology text.
+// `budget` (--max-events, --max-memory) bounds the replay as on `replay`.
 absl::StatusOr<PointResult> RunPoint(const HwConfig& base_hw,
-                                     const PointSpec& p);
+                                     const PointSpec& p,
+                                     const ResourceBudget& budget = {});
+
+// RunPoint of every spec on `jobs` threads (0 = one per hardware thread),
+// results in spec order; the first error in spec order wins, as in a serial
+// run. A progress bar counts `unit` (e.g. "points") unless `quiet`.
+absl::StatusOr<std::vector<PointResult>> RunPoints(
+    const HwConfig& hw, const std::vector<PointSpec>& specs, unsigned jobs,
+    bool quiet, const char* unit, const ResourceBudget& budget = {});
 
 // The files --algo msccl:PATH.xml reads: inputs an output must not replace.
 std::vector<NamedPath> MscclInputs(const std::vector<std::string>& algos);

@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/release_memory.h"
+#include "base/thread_pool.h"
 #include "collectives/lower.h"
 #include "collectives/math.h"
 #include "hw/budget.h"
@@ -114,49 +115,71 @@ absl::StatusOr<RunOutcome> ReplayReleasingTrace(
 
 absl::StatusOr<RunOutcome> LowerAndReplay(const CollectiveSpec& spec,
                                           const HwConfig& hw,
-                                          const ReplayOptions& options) {
+                                          const ReplayOptions& options,
+                                          const ResourceBudget& budget) {
   auto trace = LowerCollective(spec, hw);
   if (!trace.ok()) return trace.status();
-  return ReplayTrace(*trace, hw, spec.topology, options);
+  return ReplayTrace(*trace, hw, spec.topology, options, budget);
 }
 
 std::string BaselineAlgorithm(v1::CollectiveOp op) {
   return op == v1::ALLTOALL || op == v1::ALLTOALLV ? "pairwise" : "ring";
 }
 
+namespace {
+
+// One row of the baseline: its replay, Math and critical path.
+absl::StatusOr<BaselineRow> BaselineRowOf(const WorkloadRow& w,
+                                          const HwConfig& hw,
+                                          const MathParams& mp,
+                                          const ResourceBudget& budget,
+                                          uint64_t* events) {
+  CollectiveSpec spec;
+  spec.op = w.op;
+  spec.n = w.n;
+  spec.bytes = w.bytes;
+  spec.algorithm = BaselineAlgorithm(w.op);
+  spec.topology = w.topology;
+  auto run = LowerAndReplay(spec, hw, ReplayOptions{}, budget);
+  if (!run.ok()) {
+    return absl::Status(
+        run.status().code(),
+        absl::StrCat(w.module, " ", w.op_name, ": ", run.status().message()));
+  }
+  auto math = MathTimeUs(w.op, w.n, w.bytes, w.topology, mp);
+  if (!math.ok()) return math.status();
+  BaselineRow row;
+  row.work = w;
+  row.math_us = *math;
+  row.replay = run->result.makespan;
+  row.busbw_gbps = BusBwGBps(w.op, w.n, w.bytes, row.replay.us());
+  auto bd =
+      CriticalPathBreakdown(run->program, run->result, hw, *run->topology);
+  if (!bd.ok()) return bd.status();
+  row.breakdown = *bd;
+  *events = run->result.events;
+  return row;
+}
+
+}  // namespace
+
 absl::StatusOr<Baseline> RunBaseline(
     const std::vector<WorkloadRow>& workload, const HwConfig& hw,
-    const std::function<void(uint64_t events)>& on_row) {
-  Baseline b;
+    const std::function<void(uint64_t events)>& on_row, unsigned jobs,
+    const ResourceBudget& budget) {
   const MathParams mp = MathParamsFromHw(hw);
-  for (const WorkloadRow& w : workload) {
-    CollectiveSpec spec;
-    spec.op = w.op;
-    spec.n = w.n;
-    spec.bytes = w.bytes;
-    spec.algorithm = BaselineAlgorithm(w.op);
-    spec.topology = w.topology;
-    auto run = LowerAndReplay(spec, hw, ReplayOptions{});
-    if (!run.ok()) {
-      return absl::Status(
-          run.status().code(),
-          absl::StrCat(w.module, " ", w.op_name, ": ", run.status().message()));
-    }
-    auto math = MathTimeUs(w.op, w.n, w.bytes, w.topology, mp);
-    if (!math.ok()) return math.status();
-    BaselineRow row;
-    row.work = w;
-    row.math_us = *math;
-    row.replay = run->result.makespan;
-    row.busbw_gbps = BusBwGBps(w.op, w.n, w.bytes, row.replay.us());
-    auto bd =
-        CriticalPathBreakdown(run->program, run->result, hw, *run->topology);
-    if (!bd.ok()) return bd.status();
-    row.breakdown = *bd;
-    b.total_math_us += row.math_us * w.repeat;
-    b.total_replay_us += row.replay.us() * w.repeat;
-    b.rows.push_back(std::move(row));
-    if (on_row) on_row(run->result.events);
+  std::vector<absl::StatusOr<BaselineRow>> rows(workload.size());
+  ThreadPool(jobs).ParallelFor(workload.size(), [&](size_t i) {
+    uint64_t events = 0;
+    rows[i] = BaselineRowOf(workload[i], hw, mp, budget, &events);
+    if (on_row) on_row(events);
+  });
+  Baseline b;  // summed in row order, as a serial run sums
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!rows[i].ok()) return rows[i].status();
+    b.total_math_us += rows[i]->math_us * workload[i].repeat;
+    b.total_replay_us += rows[i]->replay.us() * workload[i].repeat;
+    b.rows.push_back(*std::move(rows[i]));
   }
   return b;
 }

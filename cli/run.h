@@ -82,7 +82,8 @@ absl::StatusOr<RunOutcome> ReplayReleasingTrace(
 // Lowers `spec` and replays it on spec.topology.
 absl::StatusOr<RunOutcome> LowerAndReplay(const CollectiveSpec& spec,
                                           const HwConfig& hw,
-                                          const ReplayOptions& options);
+                                          const ReplayOptions& options,
+                                          const ResourceBudget& budget = {});
 
 // The algorithm the baseline uses for an op: ring for AllReduce, AllGather,
 // ReduceScatter; pairwise for AllToAll.
@@ -102,11 +103,14 @@ struct Baseline {
   double total_replay_us = 0;  // sum of replay * repeat
 };
 
-// Replays every row of `workload` on `hw`; `on_row`, when given, is called
-// after each row with the events its replay simulated (a progress bar).
+// Replays every row of `workload` on `hw`, `jobs` rows at once (0 = one per
+// hardware thread; the result is the serial run's), each within `budget`;
+// `on_row`, when given, is called after each row with the events its replay
+// simulated (a progress bar), from several threads when jobs != 1.
 absl::StatusOr<Baseline> RunBaseline(
     const std::vector<WorkloadRow>& workload, const HwConfig& hw,
-    const std::function<void(uint64_t events)>& on_row = nullptr);
+    const std::function<void(uint64_t events)>& on_row = nullptr,
+    unsigned jobs = 1, const ResourceBudget& budget = {});
 // The table `ccreplay baseline` prints.
 absl::StatusOr<Table> BaselineTable(const Baseline& b);
 // Per row: Math, replay and the replay's critical path by mechanism (us).

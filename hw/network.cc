@@ -245,7 +245,7 @@ void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
     }
   }
   pk.in_link = port;
-  q_.Push(end + flight_[port], kArrive, id, topo_.links()[port].dst);
+  ScheduleArrival(port, id, end + flight_[port]);
   if (!hw_.switch_fifo) {
     pt.rr_input(lg, pick.vc) = (chosen + 1) % pt.num_inputs();
     pt.rr_vc(lg) = (pick.vc + 1) % pt.num_vcs();
@@ -256,6 +256,16 @@ void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
   if (!topo_.IsSwitch(node) && chosen < hw_.cdma_engines) {
     cdma_->PortTookPacket(node * hw_.cdma_engines + chosen, port, now);
   }
+}
+
+void Network::ScheduleArrival(uint32_t port, uint32_t id, TimePs at) {
+  const uint32_t node = topo_.links()[port].dst;
+  if (coalesce_.enabled() && node == packets_[id].dst &&
+      coalesce_.FoldArrival(packets_[id])) {
+    packets_.Free(id);
+    return;
+  }
+  q_.Push(at, kArrive, id, node);
 }
 
 std::vector<LinkStats> Network::Stats() const {

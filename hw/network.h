@@ -23,6 +23,7 @@
 
 #include "base/event_queue.h"
 #include "base/units.h"
+#include "hw/coalesce.h"
 #include "hw/config.h"
 #include "hw/net_recorder.h"
 #include "hw/packet.h"
@@ -58,6 +59,8 @@ class Network {
     rec_ = rec;
     if (rec_) rec_->Attach(topo_);
   }
+  // Exact coalescing of arrivals (hw/coalesce.h); off by default.
+  ArrivalCoalescer& coalescer() { return coalesce_; }
 
   // The first link of the path of flow (src, dst, qp). Packets of one qp
   // between two chips share a flow, hence a path, hence their order.
@@ -185,6 +188,9 @@ class Network {
   Pick Arbitrate(Port& pt, uint32_t lg, bool* credit_blocked) const;
   // Puts the head packet of (input, vc, lg) on the wire.
   void Send(uint32_t port, Pick pick, uint32_t lg, TimePs now);
+  // Schedules the kArrive of packet `id`, whose last byte reaches the far
+  // end of `port` at `at`, unless coalescing folds it (it is then freed).
+  void ScheduleArrival(uint32_t port, uint32_t id, TimePs at);
 
   const HwConfig& hw_;
   const Topology& topo_;
@@ -192,6 +198,7 @@ class Network {
   uint32_t vcs_;  // virtual channels per link: VirtualChannels()
   CdmaUnit* cdma_ = nullptr;
   NetRecorder* rec_ = nullptr;  // a timeline's observer, if any
+  ArrivalCoalescer coalesce_;
   std::vector<TimePs> flight_;      // per link: LinkFlight()
   std::vector<Port> ports_;         // one per directed link
   std::vector<uint32_t> in_index_;  // per link: input number at its dst node

@@ -2,8 +2,10 @@
 
 #include <tinyxml2.h>
 
+#include <limits>
 #include <map>
 #include <string>
+#include <type_traits>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -111,6 +113,24 @@ absl::StatusOr<int64_t> IntAttr(const Places& at, const XMLElement* e,
   return x;
 }
 
+// IntAttr as a T: a value outside T's range is an error naming the attribute.
+template <typename T>
+absl::StatusOr<T> IntAttrAs(const Places& at, const XMLElement* e,
+                            const char* name) {
+  auto v = IntAttr(at, e, name);
+  if (!v.ok()) return v.status();
+  if (*v < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+      (*v > 0 && static_cast<uint64_t>(*v) >
+                     static_cast<uint64_t>(std::numeric_limits<T>::max()))) {
+    return at.Error(
+        at.OfAttribute(e, name),
+        absl::StrCat("<", e->Name(), "> attribute ", name, "=", *v,
+                     " is out of range [", std::numeric_limits<T>::min(), ", ",
+                     std::numeric_limits<T>::max(), "]"));
+  }
+  return static_cast<T>(*v);
+}
+
 absl::StatusOr<std::string> StrAttr(const Places& at, const XMLElement* e,
                                     const char* name) {
   const char* v = e->Attribute(name);
@@ -122,11 +142,13 @@ absl::StatusOr<std::string> StrAttr(const Places& at, const XMLElement* e,
 }
 
 // Reads attribute `name` of `e` into `out` (int64_t or int), or returns.
-#define CCREPLAY_INT_ATTR(out, e, name)    \
-  do {                                     \
-    auto v_ = IntAttr(at, e, name);        \
-    if (!v_.ok()) return v_.status();      \
-    out = static_cast<decltype(out)>(*v_); \
+// Reads integer attribute `name` of `e` into `out`, refusing a value that
+// does not fit out's type (never a wrapped number).
+#define CCREPLAY_INT_ATTR(out, e, name)                                       \
+  do {                                                                        \
+    auto v_ = IntAttrAs<std::remove_reference_t<decltype(out)>>(at, e, name); \
+    if (!v_.ok()) return v_.status();                                         \
+    out = *v_;                                                                \
   } while (0)
 
 absl::StatusOr<StepType> ParseType(const Places& at, const XMLElement* e,

@@ -31,12 +31,15 @@ class Sim : public StreamCore {
     cdma_.Connect(&net_);
     net_.Connect(&cdma_);
     net_.SetRecorder(opt.net_recorder);
+    net_.coalescer().Enable(opt.coalesce, hw.link_buffer_bytes,
+                            hw.packet_payload_bytes, &r_.events);
   }
 
  private:
   void Dispatch(const Event& ev, TimePs now) override;
   void StartData(uint32_t e, uint32_t g, TimePs now) override {
     const Instr& in = InstrAt(g);
+    if (in.peer != ChipOf(g)) net_.coalescer().ExpectData(g, in.bytes);
     cdma_.BeginData(e, g, in.peer, in.qp_id, in.dst_addr, in.bytes, now);
   }
   void SendControl(PacketKind kind, uint32_t g, TimePs now) override;
@@ -111,6 +114,8 @@ absl::Status Sim::FinishTransport() {
     }
   }
   r_.links = net_.Stats();
+  // r_.events counts folded arrivals already (ArrivalCoalescer::Enable).
+  r_.coalesced_events = net_.coalescer().folded();
   r_.packets = net_.packets_injected();
   r_.bytes_sent = net_.bytes_sent();
   return absl::OkStatus();
@@ -121,9 +126,12 @@ void Sim::Deliver(uint32_t packet, TimePs now) {
   net_.Free(packet);
   switch (pk.kind) {
     case PacketKind::kData: {
-      r_.bytes_received[pk.dst] += pk.payload;
+      // With the payload of the write's packets whose arrivals coalescing
+      // folded (hw/coalesce.h): the count completes at the same arrival.
+      const uint64_t bytes = pk.payload + net_.coalescer().TakeFolded(pk.op);
+      r_.bytes_received[pk.dst] += bytes;
       OpState& op = ops_[pk.op];
-      op.arrived += pk.payload;
+      op.arrived += bytes;
       if (op.arrived == InstrAt(pk.op).bytes) WriteLanded(pk.op, now);
       break;
     }

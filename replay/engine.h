@@ -7,6 +7,7 @@
 #define CCREPLAY_REPLAY_ENGINE_H_
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -25,6 +26,16 @@ struct ReplayOptions {
   // Told what the packet network does, for a timeline (null: nothing is
   // recorded; the fluid engine has no packets and tells it nothing).
   NetRecorder* net_recorder = nullptr;
+  // Called from the event loop every `progress_every` events with the
+  // events so far and the simulated time (a progress bar); it must not
+  // touch the replay. Null: never (the loop then checks one counter only).
+  std::function<void(uint64_t events, TimePs now)> on_progress;
+  uint64_t progress_every = uint64_t{1} << 16;
+  // Exact coalescing (docs/hardware-model.md, "Coalescing"): the packet
+  // engine folds events whose effects it can apply without changing any
+  // result. false = the per-packet reference path (--no-coalesce); both
+  // give byte-identical results.
+  bool coalesce = true;
 };
 
 inline constexpr uint32_t kNoCause = 0xffffffffu;
@@ -84,7 +95,11 @@ struct ReplayResult {
     uint32_t msg = kNoCause;
   };
   std::vector<WaitRelease> wait_releases;
+  // Events of the per-packet simulation, coalesced ones included: the
+  // same with and without coalescing.
   uint64_t events = 0;
+  // Of those, the ones coalescing folded instead of dispatching.
+  uint64_t coalesced_events = 0;
   uint64_t packets = 0;
 };
 

@@ -60,19 +60,32 @@ absl::Status StreamCore::Flatten() {
   return absl::OkStatus();
 }
 
+uint64_t StreamCore::NextStop() const {
+  uint64_t stop = opt_.max_events != 0 ? opt_.max_events : UINT64_MAX;
+  if (opt_.on_progress && opt_.progress_every != 0) {
+    stop = std::min(stop, r_.events + opt_.progress_every);
+  }
+  return stop;
+}
+
 absl::StatusOr<ReplayResult> StreamCore::Run() {
   if (absl::Status s = Flatten(); !s.ok()) return s;
   for (uint32_t slot = 0; slot < streams_.size(); ++slot) {
     q_.Push(TimePs::Zero(), kStreamResume, slot);
   }
   TimePs now;
+  uint64_t next_stop = NextStop();  // one compare per event for both checks
   while (!q_.empty() && error_.ok()) {
     const Event ev = q_.Pop();
     now = TimePs(ev.time_ps);
-    if (opt_.max_events != 0 && r_.events >= opt_.max_events) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat(engine_name_, " stopped after ", r_.events,
-                       " events (--max-events) at ", now.ps(), " ps"));
+    if (r_.events >= next_stop) {
+      if (opt_.max_events != 0 && r_.events >= opt_.max_events) {
+        return absl::ResourceExhaustedError(
+            absl::StrCat(engine_name_, " stopped after ", r_.events,
+                         " events (--max-events) at ", now.ps(), " ps"));
+      }
+      opt_.on_progress(r_.events, now);
+      next_stop = NextStop();
     }
     r_.events++;
     Dispatch(ev, now);

@@ -102,6 +102,9 @@ class StreamCore {
   // Data-moving `g` is complete at its issuing chip.
   void CompleteOp(uint32_t g, TimePs now);
   std::string DescribeStuck() const;
+  // The event count at which Run() next checks max_events or reports
+  // progress (UINT64_MAX: never).
+  uint64_t NextStop() const;
 
   const Program& p_;
   const HwConfig& hw_;

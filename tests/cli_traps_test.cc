@@ -100,6 +100,14 @@ TEST_F(CliTrapsTest, OpAndAlgoAnyCaseValidatedUpFront) {
   EXPECT_THAT(r.out, HasSubstr("unknown algorithm 'rign'; did you mean "
                                "'ring'?"));
   EXPECT_FALSE(std::filesystem::exists(Path("t.pb")));
+  // models too (was: "unknown collective 'AllReduce'", exit 1).
+  r = RunCcreplay(
+      "models --op AllReduce --algo RING --n 4 --bytes 4K --no-calibration");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("# allreduce ring, N=4"));
+  r = RunCcreplay("models --op allredcue --n 4");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("did you mean 'allreduce'?"));
 }
 
 // Was: math_us 0.0000 and replay/math 0.000 (and 0 in JSON).

@@ -316,6 +316,40 @@ TEST(EngineTest, MaxEventsStopsARun) {
   EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
 }
 
+// The progress hook sees the events so far every progress_every events, in
+// time order, and changes nothing; with a max_events below the next report
+// the run still stops exactly there.
+TEST(EngineTest, ProgressIsReportedEveryNEventsAndChangesNothing) {
+  const HwConfig hw = OneEngineTps186();
+  const Program p = OneStreamPerChip({{Transfer(0, 1, 100000)}, {}});
+  auto topo = Topology::Build(TopologyKind::kRing, 2);
+  auto plain = Replay(p, hw, *topo);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  ReplayOptions opt;
+  opt.progress_every = 7;
+  std::vector<uint64_t> at;
+  TimePs last;
+  opt.on_progress = [&](uint64_t events, TimePs now) {
+    EXPECT_GE(now, last);
+    last = now;
+    at.push_back(events);
+  };
+  auto watched = Replay(p, hw, *topo, opt);
+  ASSERT_TRUE(watched.ok()) << watched.status();
+  EXPECT_EQ(watched->makespan, plain->makespan);
+  EXPECT_EQ(watched->events, plain->events);
+  // Reported before the 8th, 15th, ... event: at 7, 14, ... events done.
+  ASSERT_EQ(at.size(), (plain->events - 1) / 7);
+  for (size_t i = 0; i < at.size(); ++i) EXPECT_EQ(at[i], 7 * (i + 1));
+  opt.max_events = 10;
+  at.clear();
+  last = TimePs();
+  auto stopped = Replay(p, hw, *topo, opt);
+  ASSERT_FALSE(stopped.ok());
+  EXPECT_THAT(stopped.status().message(), HasSubstr("stopped after 10 events"));
+  EXPECT_EQ(at, std::vector<uint64_t>{7});
+}
+
 TEST(EngineTest, StartupOverlapsEarlierDataUnlessOutstandingIsBounded) {
   HwConfig hw = OneEngineTps186();
   // Three back-to-back 2880-byte Transfers on one engine: 45000 ps of data

@@ -112,11 +112,6 @@ TEST_F(HostileCliTest, EveryClassFailsCleanlyUnderAnAddressSpaceLimit) {
     GTEST_SKIP() << "ccreplay cannot start under ulimit -v (sanitizer build)";
   }
   const std::string limits = "ulimit -v 1048576; cd '" + kCorpus + "' && ";
-  const std::string lowered = Path("huge.pb");
-  ASSERT_EQ(Run("lower --op allreduce --n 2 --bytes 18446744073709551615 -o " +
-                lowered)
-                .exit_code,
-            0);
   struct Sample {
     std::string args;
     std::string expect;
@@ -136,7 +131,13 @@ TEST_F(HostileCliTest, EveryClassFailsCleanlyUnderAnAddressSpaceLimit) {
       {"replay transfer_16gib.txtpb --hw hw_payload_1byte.txtpb",
        "--max-events raises it"},
       // wrong answers
-      {"replay " + lowered, "past the range of the picosecond clock"},
+      // 2^64 - 1 bytes over 2 chips: ring Transfers of 2^60 bytes, which at
+      // TPS186's 64 GB/s CDMA alone take 2^60 / 64e9 s = 1.8e19 ps, past
+      // the 2^62 ps = 4.6e18 ps clock.
+      {"lower --op allreduce --n 2 --bytes 18446744073709551615 -o " +
+           Path("huge.pb"),
+       "the lowered trace cannot be timed on TPS186: chip 0, stream 0, "
+       "instruction 2 (Transfer): 1152921504606846976 bytes take about"},
       {"replay transfer_9mib.txtpb --hw hw_cdma_1bps.txtpb",
        "past the range of the picosecond clock"},
       {"check transfer_2pow62.txtpb", "error [clock-range]"},
@@ -157,6 +158,35 @@ TEST_F(HostileCliTest, EveryClassFailsCleanlyUnderAnAddressSpaceLimit) {
     EXPECT_THAT(r.out, Not(HasSubstr("terminate called")));
     EXPECT_THAT(r.out, Not(HasSubstr("out of memory")));
   }
+}
+
+// Every command that replays takes the budget flags of `replay` and checks
+// each replay against them before it runs. The smallest replay here (the
+// 2-chip calibration P2P, 26 instructions) is estimated at 279 events, so a
+// budget of 10 refuses every one; 1K of memory is less than one port.
+TEST_F(HostileCliTest, EveryCommandThatReplaysTakesTheBudget) {
+  const std::vector<std::string> commands = {
+      "compare --n 4",
+      "sweep --n 4 -b 1K -e 2K",
+      "baseline",
+      "models --n 4 --no-calibration",
+      "calibrate -o " + Path("cal.txtpb"),
+  };
+  for (const std::string& c : commands) {
+    auto r = Run(c + " --max-events 10");
+    EXPECT_EQ(r.exit_code, 1) << c << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr("more than the budget of 10 (--max-events "
+                                 "raises it)"))
+        << c;
+    r = Run(c + " --max-memory 1K");
+    EXPECT_EQ(r.exit_code, 1) << c << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr("(--max-memory raises it)")) << c;
+    r = Run(c + " --max-memory 1Q");
+    EXPECT_EQ(r.exit_code, 1) << c << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr("--max-memory: bad byte size '1Q'")) << c;
+    EXPECT_THAT(Run(c + " --max-events -1").exit_code, 2) << c;
+  }
+  EXPECT_FALSE(std::filesystem::exists(Path("cal.txtpb")));
 }
 
 // What the budgets did not foresee still ends cleanly: the engines' queues

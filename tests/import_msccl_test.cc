@@ -389,6 +389,16 @@ TEST_F(ImportMutationTest, RanksThatDoNotFitTheHardwareOrTopology) {
               HasSubstr("m.xml:1:1: ngpus=8 does not fit topology torus2d: "));
 }
 
+TEST_F(ImportMutationTest, AnAttributeBeyondItsTypeIsRefusedNotWrapped) {
+  // 99999999999 mod 2^32 = 1215752191: a cast would have read that many
+  // ranks. 2^31 - 1 is the largest int, the type ngpus is read into.
+  std::string xml = ring_;
+  absl::StrReplaceAll({{"ngpus=\"8\"", "ngpus=\"99999999999\""}}, &xml);
+  EXPECT_THAT(Error(xml),
+              HasSubstr("<algo> attribute ngpus=99999999999 is out of range "
+                        "[-2147483648, 2147483647]"));
+}
+
 TEST_F(ImportMutationTest, BytesMustSplitIntoChunks) {
   EXPECT_EQ(Error(ring_, 1000003),
             "m.xml:1:1: --bytes 1000003 is not a positive multiple of "

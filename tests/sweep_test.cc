@@ -65,6 +65,27 @@ TEST_F(SweepTest, ParallelRunWritesTheSerialRunsBytes) {
   EXPECT_EQ(runs[2].out, runs[0].out);
 }
 
+// compare's cells and baseline's rows run on the same pool as sweep's points.
+TEST_F(SweepTest, CompareAndBaselineInParallelWriteTheSerialRunsBytes) {
+  const std::vector<std::string> commands = {
+      "compare --op allgather --n 8 --bytes 256K --algo ring,rd,hd "
+      "--topology ring,fullmesh,switch ",
+      "baseline "};
+  for (const std::string& c : commands) {
+    std::vector<Result> runs;
+    for (const char* j : {"1", "2"}) {
+      const std::string p = Path(std::string("j") + j);
+      runs.push_back(ccreplay_test::RunCcreplay(c + "-j " + j + " --csv " + p +
+                                                ".csv --json " + p + ".json"));
+      ASSERT_EQ(runs.back().exit_code, 0) << runs.back().out;
+    }
+    EXPECT_EQ(runs[1].out, runs[0].out) << c;
+    EXPECT_EQ(Slurp(Path("j2.csv")), Slurp(Path("j1.csv"))) << c;
+    EXPECT_EQ(Slurp(Path("j2.json")), Slurp(Path("j1.json"))) << c;
+    EXPECT_THAT(Slurp(Path("j1.csv")), HasSubstr("busbw")) << c;
+  }
+}
+
 TEST_F(SweepTest, NcclTestsColumnsAndSizes) {
   const Result r = ccreplay_test::RunCcreplay(
       "sweep --op allgather -b 1.5K -e 3KB -i 768 --n 4 -d half");
@@ -190,6 +211,18 @@ TEST_F(SweepTest, ProgressBarOnATerminalUnlessQuiet) {
   r = on_tty("sweep --op allreduce -b 1K -e 4K -f 2 --n 4 --quiet");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_THAT(r.out, Not(HasSubstr("points")));
+  // One replay: events so far (its total is not known), simulated time.
+  const std::string trace = Path("r.pb");
+  ASSERT_EQ(ccreplay_test::RunCcreplay("lower --n 8 --bytes 1M -o " + trace)
+                .exit_code,
+            0);
+  r = on_tty("replay " + trace);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("replaying: "));
+  EXPECT_THAT(r.out, HasSubstr(" us simulated, "));
+  r = on_tty("replay -q " + trace);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, Not(HasSubstr("replaying")));
 }
 
 TEST_F(SweepTest, BadGridsAreErrors) {

@@ -35,6 +35,8 @@ class FirstError : public RuleSink {
   absl::Status status_;
 };
 
+}  // namespace
+
 // One instruction, mapped as documented on Instr. REQUIRES: it passed the
 // rules.
 Instr DecodeInstr(const v1::Instruction& in) {
@@ -94,8 +96,6 @@ Instr DecodeInstr(const v1::Instruction& in) {
   }
   return out;
 }
-
-}  // namespace
 
 Program DecodeValidated(const v1::Trace& trace) {
   Program program;

@@ -31,6 +31,10 @@ namespace ccreplay {
 absl::StatusOr<Program> ValidateAndDecode(const v1::Trace& trace,
                                           const TraceTarget& hw);
 
+// One instruction, mapped as documented on Instr. REQUIRES: it passed the
+// rules.
+Instr DecodeInstr(const v1::Instruction& in);
+
 // The decoding step alone. REQUIRES: RunTraceRules() reported no error for
 // `trace` (the Program's invariants rest on those rules).
 Program DecodeValidated(const v1::Trace& trace);

@@ -1,0 +1,270 @@
+// Exact coalescing (docs/hardware-model.md, "Coalescing"): the packet engine
+// with coalescing on gives byte-identical results to the per-packet
+// reference path (ReplayOptions::coalesce = false, --no-coalesce) on every
+// hardware config in traces/, contended and uncontended workloads, with the
+// config's own link buffers and with unbounded ones (where arrivals fold),
+// and dispatches fewer events where it folds.
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "cli/run.h"
+#include "collectives/lower.h"
+#include "gtest/gtest.h"
+#include "hw/config.h"
+#include "hw/config_io.h"
+#include "replay/breakdown.h"
+#include "replay/timeline.h"
+#include "run_cli.h"
+#include "scratch_dir.h"
+#include "trace/decode.h"
+
+namespace ccreplay {
+namespace {
+
+std::vector<std::string> TraceConfigs() {
+  std::vector<std::string> out;
+  const std::filesystem::path dir =
+      std::filesystem::path(CCREPLAY_SOURCE_DIR) / "traces";
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    const std::string suffix = ".hw.txtpb";
+    if (name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      out.push_back(entry.path().string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  EXPECT_GE(out.size(), 8u) << "traces/*.hw.txtpb";
+  return out;
+}
+
+struct Workload {
+  v1::CollectiveOp op;
+  const char* algo;
+  uint64_t bytes;
+};
+
+// Contended: collectives whose engines and flows share ports. Uncontended:
+// one transfer between two chips (p2p). Sizes in units of the config's
+// packet payload, plus a few bytes, so that the last packet is short.
+std::vector<Workload> Workloads(const HwConfig& hw) {
+  const uint64_t p = hw.packet_payload_bytes;
+  return {
+      {v1::ALLREDUCE, "ring", 64 * p * 8 + 24},
+      {v1::ALLREDUCE, "hd", 16 * p * 8},
+      {v1::ALLGATHER, "ring", 40 * p * 8 + 8},
+      {v1::ALLTOALL, "pairwise", 24 * p * 8 + 16},
+      {v1::P2P, "direct", 200 * p + 7},
+      {v1::P2P, "direct", 96 * p},
+  };
+}
+
+void ExpectSameTiming(const InstrTiming& a, const InstrTiming& b, size_t i) {
+  SCOPED_TRACE(absl::StrCat("instruction ", i));
+  EXPECT_EQ(a.issue, b.issue);
+  EXPECT_EQ(a.start, b.start);
+  EXPECT_EQ(a.end, b.end);
+  EXPECT_EQ(a.landed, b.landed);
+  EXPECT_EQ(a.complete, b.complete);
+  EXPECT_EQ(a.arrived, b.arrived);
+  EXPECT_EQ(a.cause, b.cause);
+  EXPECT_EQ(a.held_by, b.held_by);
+}
+
+void ExpectSameLink(const LinkStats& a, const LinkStats& b, size_t l) {
+  SCOPED_TRACE(absl::StrCat("link ", l));
+  EXPECT_EQ(a.packets, b.packets);
+  EXPECT_EQ(a.wire_bytes, b.wire_bytes);
+  EXPECT_EQ(a.payload_bytes, b.payload_bytes);
+  EXPECT_EQ(a.busy, b.busy);
+  EXPECT_EQ(a.queued, b.queued);
+  EXPECT_EQ(a.peak_depth, b.peak_depth);
+  EXPECT_EQ(a.credit_stall, b.credit_stall);
+  EXPECT_EQ(a.first_start, b.first_start);
+  EXPECT_EQ(a.last_end, b.last_end);
+  EXPECT_EQ(a.lg_packets, b.lg_packets);
+  EXPECT_EQ(a.lg_busy, b.lg_busy);
+  EXPECT_EQ(a.lg_last_end, b.lg_last_end);
+}
+
+// Everything a replay reports, coalesced against the reference.
+void ExpectSameRun(const RunOutcome& co, const RunOutcome& ref,
+                   const HwConfig& hw) {
+  const ReplayResult& a = co.result;
+  const ReplayResult& b = ref.result;
+  EXPECT_EQ(a.makespan, b.makespan);
+  EXPECT_EQ(a.drained, b.drained);
+  EXPECT_EQ(a.chip_finish, b.chip_finish);
+  EXPECT_EQ(a.bytes_sent, b.bytes_sent);
+  EXPECT_EQ(a.bytes_received, b.bytes_received);
+  EXPECT_EQ(a.bytes_local, b.bytes_local);
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_EQ(a.packets, b.packets);
+  EXPECT_EQ(b.coalesced_events, 0u);
+  ASSERT_EQ(a.instrs.size(), b.instrs.size());
+  for (size_t i = 0; i < a.instrs.size(); ++i) {
+    ExpectSameTiming(a.instrs[i], b.instrs[i], i);
+  }
+  ASSERT_EQ(a.links.size(), b.links.size());
+  for (size_t l = 0; l < a.links.size(); ++l) {
+    ExpectSameLink(a.links[l], b.links[l], l);
+  }
+  EXPECT_EQ(TimelineJson(co.program, a), TimelineJson(ref.program, b));
+  auto pa = CriticalPathBreakdown(co.program, a, hw, *co.topology);
+  auto pb = CriticalPathBreakdown(ref.program, b, hw, *ref.topology);
+  ASSERT_TRUE(pa.ok() && pb.ok());
+  EXPECT_EQ(pa->total, pb->total);
+  EXPECT_EQ(pa->by_cause, pb->by_cause);
+  EXPECT_EQ(pa->steps, pb->steps);
+}
+
+// The chip counts a workload on `hw` runs on: the config's own, else 8 and
+// 16.
+std::vector<uint32_t> ChipCounts(const HwConfig& hw) {
+  if (hw.num_chips != 0) return {hw.num_chips};
+  return {8, 16};
+}
+
+// Replays workload `w` on `n` chips of `hw` both ways; adds the events
+// coalescing folded to *folded.
+void CheckWorkload(const HwConfig& hw, const Workload& w, uint32_t n,
+                   uint64_t* folded) {
+  CollectiveSpec spec;
+  spec.op = w.op;
+  spec.n = n;
+  spec.bytes = w.bytes;
+  spec.algorithm = w.algo;
+  spec.topology = hw.topology;
+  SCOPED_TRACE(absl::StrCat(v1::CollectiveOp_Name(w.op), " ", w.algo, " ",
+                            w.bytes, " B on ", spec.n, " chips"));
+  auto trace = LowerCollective(spec, hw);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  ReplayOptions on, off;
+  on.coalesce = true;
+  off.coalesce = false;
+  auto co = ReplayTrace(*trace, hw, TopologyChoice(hw.topology), on);
+  auto ref = ReplayTrace(*trace, hw, TopologyChoice(hw.topology), off);
+  ASSERT_TRUE(co.ok()) << co.status();
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  ExpectSameRun(*co, *ref, hw);
+  *folded += co->result.coalesced_events;
+}
+
+// Replays every workload on `hw` both ways; adds the events coalescing
+// folded to *folded.
+void CheckConfig(const HwConfig& hw, uint64_t* folded) {
+  for (uint32_t n : ChipCounts(hw)) {
+    for (const Workload& w : Workloads(hw)) {
+      // Halving-doubling over 16 chips needs 4 ready counters: more than
+      // one engine's 3 (alpha-beta has one engine).
+      if (n > 8 && std::string(w.algo) == "hd" && hw.cdma_engines < 2) {
+        continue;
+      }
+      CheckWorkload(hw, w, n, folded);
+    }
+  }
+}
+
+HwConfig MustRead(const std::string& path) {
+  auto hw = ReadHwConfigFile(path);
+  EXPECT_TRUE(hw.ok()) << hw.status();
+  return hw.ok() ? *hw : DefaultTps186();
+}
+
+// Each config as given: credit-based buffers (nothing folds there today)
+// or, for alpha-beta, unbounded ones.
+TEST(CoalesceTest, EveryTraceConfigAsGiven) {
+  for (const std::string& path : TraceConfigs()) {
+    SCOPED_TRACE(path);
+    const HwConfig hw = MustRead(path);
+    uint64_t folded = 0;
+    CheckConfig(hw, &folded);
+    if (hw.link_buffer_bytes != 0) {
+      EXPECT_EQ(folded, 0u);
+    }
+  }
+}
+
+// Each config with unbounded link buffers: arrivals fold, and the coalesced
+// runs dispatch fewer events than the reference.
+TEST(CoalesceTest, EveryTraceConfigUnboundedBuffers) {
+  for (const std::string& path : TraceConfigs()) {
+    SCOPED_TRACE(path);
+    HwConfig hw = MustRead(path);
+    hw.link_buffer_bytes = 0;
+    uint64_t folded = 0;
+    CheckConfig(hw, &folded);
+    EXPECT_GT(folded, 0u);
+  }
+}
+
+// --max-events stops a coalesced replay exactly when it stops the
+// reference: folded arrivals count as events when they are folded, and a
+// run that needs no more than the limit is never stopped.
+TEST(CoalesceTest, MaxEventsStopsBothPathsAlike) {
+  HwConfig hw = DefaultTps186();
+  hw.link_buffer_bytes = 0;  // arrivals fold
+  CollectiveSpec spec;
+  spec.op = v1::ALLREDUCE;
+  spec.n = 8;
+  spec.bytes = 8 * 288 * 40 + 8;
+  auto trace = LowerCollective(spec, hw);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  auto program = ValidateAndDecode(*trace, hw.Target());
+  ASSERT_TRUE(program.ok()) << program.status();
+  auto topo = Topology::Build(TopologyKind::kRing, spec.n);
+  ASSERT_TRUE(topo.ok());
+  ReplayOptions on, off;
+  off.coalesce = false;
+  auto full = Replay(*program, hw, *topo, on);
+  ASSERT_TRUE(full.ok()) << full.status();
+  ASSERT_GT(full->coalesced_events, 0u);
+  for (uint64_t limit : {full->events, full->events - 1, full->events / 2}) {
+    on.max_events = off.max_events = limit;
+    const auto a = Replay(*program, hw, *topo, on);
+    const auto b = Replay(*program, hw, *topo, off);
+    EXPECT_EQ(a.ok(), limit >= full->events) << limit;
+    EXPECT_EQ(b.ok(), limit >= full->events) << limit;
+    EXPECT_EQ(a.status().code(), b.status().code()) << limit;
+  }
+}
+
+class CoalesceCliTest : public ccreplay_test::ScratchDirTest {
+ protected:
+  CoalesceCliTest() : ScratchDirTest("coalesce") {}
+};
+
+// The command line: --no-coalesce selects the reference path, and every
+// output (printed tables, --json, --csv, --timeline) is byte-identical.
+TEST_F(CoalesceCliTest, NoCoalesceFlagGivesIdenticalFiles) {
+  const std::string ab =
+      std::string(CCREPLAY_SOURCE_DIR) + "/traces/alpha-beta.hw.txtpb";
+  // Alpha-beta: 1 MiB packets, so 8 MiB + 3 B blocks are 9 packets each.
+  const std::string lower =
+      "lower --hw " + ab +
+      " --op allreduce --n 8 --bytes 67108888 --algo ring -o " + Path("t.pb");
+  ASSERT_EQ(ccreplay_test::RunCcreplay(lower).exit_code, 0);
+  std::string out[2];
+  for (int k = 0; k < 2; ++k) {
+    const std::string tag = k == 0 ? "co" : "ref";
+    const auto r = ccreplay_test::RunCcreplay(
+        "replay --hw " + ab + " " + Path("t.pb") + " --links --json " +
+        Path(tag + ".json") + " --csv " + Path(tag + ".csv") + " --timeline " +
+        Path(tag + ".tl.json") + (k == 0 ? "" : " --no-coalesce"));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    out[k] = r.out;
+  }
+  EXPECT_EQ(out[0], out[1]);
+  for (const char* ext : {".json", ".csv", ".tl.json"}) {
+    const std::string co = ccreplay_test::Slurp(Path(std::string("co") + ext));
+    EXPECT_FALSE(co.empty()) << ext;
+    EXPECT_EQ(co, ccreplay_test::Slurp(Path(std::string("ref") + ext))) << ext;
+  }
+}
+
+}  // namespace
+}  // namespace ccreplay
