@@ -276,7 +276,7 @@ void Builder::AddLinks() {
   // Counter bins: 1/kUtilisationBins of the span shown, at least
   // kMinBin, in whole nanoseconds.
   util_from_ = f_.from;
-  util_to_ = std::min(f_.to, r_.drained);
+  util_to_ = Max(util_from_, std::min(f_.to, r_.drained));  // >= 1 bin
   const int64_t span = std::max<int64_t>((util_to_ - util_from_).ps(), 1);
   const int64_t ns = (span / kUtilisationBins + kPsPerNs - 1) / kPsPerNs;
   util_bin_ = Max(kMinBin, TimePs::Ns(ns));

@@ -387,6 +387,18 @@ TEST(TimelineTest, SwitchPortsHaveTracksAndQueueCounters) {
   CheckPerfetto(Perfetto(*run));
 }
 
+TEST(TimelineTest, AWindowAfterTheRunKeepsOnlyTheTracks) {
+  const HwConfig hw = DefaultTps186();
+  auto all = ReplayRing(RingExchange(4, 20000), hw);
+  TimelineFilter f;
+  f.from = all->result.drained + TimePs::Us(1);
+  auto late = ReplayRing(RingExchange(4, 20000), hw, f);
+  const JsonSummary sum = CheckJson(Json(*late, f));
+  EXPECT_EQ(sum.phases.count("X") + sum.phases.count("i"), 0u);
+  EXPECT_TRUE(sum.track_names.count("stream 0"));
+  CheckPerfetto(Perfetto(*late, f));
+}
+
 TEST(TimelineTest, FluidEngineTimelineHasNoLinkTracks) {
   const HwConfig hw = DefaultTps186();
   const Program p = RingExchange(4, 20000);
