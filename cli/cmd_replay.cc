@@ -276,6 +276,19 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   return kExitOk;
 }
 
+// The parser's check that `parse` accepts the value: its error message, or
+// none. `name` is the value's name in the help text.
+template <typename T>
+CLI::Validator ParsedBy(absl::StatusOr<T> (*parse)(absl::string_view),
+                        const std::string& name) {
+  return CLI::Validator(
+      [parse](std::string& s) {
+        auto v = parse(s);
+        return v.ok() ? std::string() : std::string(v.status().message());
+      },
+      name);
+}
+
 }  // namespace
 
 void AddReplayCommand(CLI::App& app, int* exit_code) {
@@ -300,32 +313,16 @@ void AddReplayCommand(CLI::App& app, int* exit_code) {
       AddOutputOption(cmd, "--timeline", args->replay.timeline,
                       "write a timeline: FILE.json (Chrome trace JSON) or "
                       "FILE.pftrace (Perfetto); docs/timelines.md")
-          ->check(CLI::Validator(
-              [](std::string& s) {
-                auto f = TimelineFormatOf(s);
-                return f.ok() ? std::string()
-                              : std::string(f.status().message());
-              },
-              ""));
+          ->check(ParsedBy(&TimelineFormatOf, ""));
   cmd->add_option("--timeline-chips", args->replay.timeline_chips,
                   "keep only these chips' tracks, e.g. 0-3,8")
       ->needs(timeline)
-      ->check(CLI::Validator(
-          [](std::string& s) {
-            auto c = ParseChipList(s);
-            return c.ok() ? std::string() : std::string(c.status().message());
-          },
-          "CHIPS"));
+      ->check(ParsedBy(&ParseChipList, "CHIPS"));
   cmd->add_option("--timeline-window", args->replay.timeline_window,
                   "keep only FROM:TO of the run, e.g. 10us:50us (slices "
                   "crossing it are clipped)")
       ->needs(timeline)
-      ->check(CLI::Validator(
-          [](std::string& s) {
-            auto w = ParseTimeWindow(s);
-            return w.ok() ? std::string() : std::string(w.status().message());
-          },
-          "FROM:TO"));
+      ->check(ParsedBy(&ParseTimeWindow, "FROM:TO"));
   cmd->add_flag("--links", args->replay.links,
                 "print every link's use and queueing");
   cmd->add_option("--engine", args->replay.engine,

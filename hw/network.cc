@@ -222,8 +222,10 @@ void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
   const TimePs end = now + ser;
   pt.Occupy(lg, end);
   pt.TakeCredit(pk.vc, wire);
-  if (rec_) rec_->Serialise(port, lg, pk, wire, now, end);
-  if (rec_) rec_->QueueDepth(port, pt.waiting(), now);
+  if (rec_) {
+    rec_->Serialise(port, lg, pk, wire, now, end);
+    rec_->QueueDepth(port, pt.waiting(), now);
+  }
   st.packets++;
   st.wire_bytes += wire;
   st.payload_bytes += pk.payload;

@@ -175,8 +175,9 @@ void StreamCore::Resume(uint32_t slot, TimePs now) {
         c -= in.count;
         t.start = t.issue;
         t.end = now;
-        if (now > t.issue) t.cause = msg_->last_message(st.chip, in.dst_qp);
-        r_.wait_releases.push_back({g, msg_->last_message(st.chip, in.dst_qp)});
+        const uint32_t last = msg_->last_message(st.chip, in.dst_qp);
+        if (now > t.issue) t.cause = last;
+        r_.wait_releases.push_back({g, last});
         break;
       }
       case OpKind::kFence:
