@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <csignal>
@@ -262,9 +263,14 @@ namespace {
 
 // Reads `fd` to its end, at most `max_bytes` (more is an error naming
 // `path`, the cap and `what_raises` it).
+// `size_hint`: the file's size when known (a regular file), reserved up
+// front so that a large trace is not copied at every doubling of the string;
+// the loop still reads to the end, whatever the size is by then.
 absl::StatusOr<std::string> ReadCapped(int fd, const std::string& path,
-                                       uint64_t max_bytes) {
+                                       uint64_t max_bytes,
+                                       uint64_t size_hint = 0) {
   std::string out;
+  out.reserve(static_cast<size_t>(std::min(size_hint, max_bytes)));
   char buf[1 << 16];
   for (;;) {
     const ssize_t n = ::read(fd, buf, sizeof(buf));
@@ -303,7 +309,7 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path,
   }
   const int flags = ::fcntl(fd, F_GETFL);
   if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-  return ReadCapped(fd, path, max_bytes);
+  return ReadCapped(fd, path, max_bytes, static_cast<uint64_t>(st.st_size));
 }
 
 namespace {

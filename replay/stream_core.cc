@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/huge_pages.h"
 #include "hw/events.h"
 
 namespace ccreplay {
@@ -31,8 +32,10 @@ absl::Status StreamCore::Flatten() {
         absl::StrCat("trace has ", total, " instructions; at most ", kNone - 1,
                      " are supported"));
   }
-  instr_ptr_.reserve(total);
+  ReserveOnHugePages(instr_ptr_, total);
+  ReserveOnHugePages(r_.instrs, total);
   r_.instrs.resize(total);
+  ReserveOnHugePages(ops_, total);
   ops_.resize(total);
   first_slot_.reserve(n);
   for (uint32_t c = 0; c < n; ++c) {
