@@ -20,7 +20,8 @@ namespace {
 using u128 = unsigned __int128;
 
 // A std::deque allocates an 8-pointer map and one 512-byte node as soon as it
-// is constructed, empty or not (libstdc++); the ports' queues are deques.
+// is constructed, empty or not (libstdc++); the switches' input FIFOs are
+// deques (the ports' queues are Port::Queue, threaded through the packets).
 constexpr uint64_t kDequeBytes =
     sizeof(std::deque<uint32_t>) + 8 * sizeof(void*) + 512;
 // The replay's state per instruction: its result, InstrTiming
@@ -168,7 +169,7 @@ u128 HardwareBytes(const HwConfig& hw, const Topology& topo, uint32_t* busiest,
     const u128 queues = inputs * rows;
     if (queues > *busiest_queues) *busiest_queues = queues, *busiest = l;
     bytes +=
-        sizeof(Port) + queues * kDequeBytes +
+        sizeof(Port) + queues * sizeof(Port::Queue) +
         rows * ((inputs + 63) / 64) * sizeof(uint64_t) +
         u128{hw.lane_groups} * (4 * sizeof(TimePs) + 2 * sizeof(uint64_t)) +
         vcs * sizeof(int64_t) + sizeof(LinkStats) + sizeof(TimePs) +

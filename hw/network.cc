@@ -45,7 +45,7 @@ Network::Network(const HwConfig& hw, const Topology& topo, EventQueue& q)
 
 bool Network::MayStage(uint32_t port, uint32_t input, uint64_t addr) {
   Port& pt = ports_[port];
-  return pt.queue(input, pt.Row(0, LaneGroupOf(addr))).size() <
+  return pt.QueueSize(input, pt.Row(0, LaneGroupOf(addr))) <
          hw_.cdma_staging_packets;
 }
 
@@ -114,7 +114,7 @@ void Network::EnqueueAt(uint32_t port, uint32_t input, uint32_t packet,
   if (!RoundRobin()) pk.lg = LaneGroupOf(pk.addr);
   pk.in_vc = pk.vc;
   pk.vc = NextVc(pk.in_link, pk.vc, port);
-  ports_[port].Enqueue(input, ports_[port].Row(pk.vc, pk.lg), packet);
+  ports_[port].Enqueue(input, ports_[port].Row(pk.vc, pk.lg), packet, packets_);
   if (rec_) rec_->QueueDepth(port, ports_[port].waiting(), now);
   TryTransmit(port, now);
 }
@@ -189,7 +189,7 @@ Network::Pick Network::Arbitrate(Port& pt, uint32_t lg,
       const uint32_t dist = (i + inputs - start) % inputs;
       if (dist < last_dist) break;  // wrapped around to the start
       last_dist = dist + 1;
-      const Packet& head = packets_[pt.queue(i, row).front()];
+      const Packet& head = packets_[pt.Head(i, row)];
       if (!pt.HasCredit(vc, WireBytes(head))) {
         *credit_blocked = true;
         continue;
@@ -213,7 +213,7 @@ void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
     pt.stalled_since = TimePs::Max();
   }
   const uint32_t chosen = pick.input;
-  const uint32_t id = pt.PopFrom(chosen, pt.Row(pick.vc, lg));
+  const uint32_t id = pt.PopFrom(chosen, pt.Row(pick.vc, lg), packets_);
   Packet& pk = packets_[id];
   const uint32_t wire = WireBytes(pk);
   // One lane group carries 1/lanes of the link's bandwidth.

@@ -29,8 +29,10 @@ struct Packet {
   uint32_t in_link = kNone;  // link it arrived on; kNone at its source
   uint64_t addr = 0;         // global address (GlobalAddress) of its first byte
   uint32_t flow = 0;         // Topology::FlowHash(src, dst, qp): picks the path
+  uint32_t next = kNone;     // the packet behind it in its port queue
   TimePs queued_at;          // when it entered its current port's queue
 };
+static_assert(sizeof(Packet) <= 56, "a packet in flight");
 
 class PacketPool {
  public:

@@ -13,11 +13,11 @@
 #define CCREPLAY_HW_PORT_H_
 
 #include <cstdint>
-#include <deque>
 #include <limits>
 #include <vector>
 
 #include "base/units.h"
+#include "hw/packet.h"
 
 namespace ccreplay {
 
@@ -82,6 +82,13 @@ constexpr uint64_t GlobalAddress(uint32_t chip, uint64_t addr) {
 
 class Port {
  public:
+  // One (input, channel, lane group) queue: a list threaded through the
+  // packets (Packet::next), oldest first.
+  struct Queue {
+    uint32_t head = kNone;
+    uint32_t tail = kNone;
+    uint32_t size = 0;
+  };
   static constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
 
   Port() = default;
@@ -116,23 +123,37 @@ class Port {
   uint32_t Row(uint32_t vc, uint32_t lg) const {
     return vc * lg_queues_ + (lg_queues_ == 1 ? 0 : lg);
   }
-  // The queue of `input` in row `row`.
-  std::deque<uint32_t>& queue(uint32_t input, uint32_t row) {
-    return queues_[static_cast<size_t>(input) * rows_ + row];
+  // The packets queued at `input` in row `row`: the oldest, and how many.
+  uint32_t Head(uint32_t input, uint32_t row) const {
+    return queue(input, row).head;
+  }
+  uint32_t QueueSize(uint32_t input, uint32_t row) const {
+    return queue(input, row).size;
   }
   uint32_t waiting() const { return waiting_; }
 
-  void Enqueue(uint32_t input, uint32_t row, uint32_t packet) {
-    queue(input, row).push_back(packet);
+  // The queues are lists threaded through the packets (Packet::next), so a
+  // queue costs 12 bytes and a push or pop allocates nothing.
+  void Enqueue(uint32_t input, uint32_t row, uint32_t packet,
+               PacketPool& pool) {
+    Queue& q = queue(input, row);
+    pool[packet].next = kNone;
+    if (q.size == 0) {
+      q.head = packet;
+    } else {
+      pool[q.tail].next = packet;
+    }
+    q.tail = packet;
+    ++q.size;
     Word(input, row) |= Bit(input);
     ++waiting_;
     if (waiting_ > stats_.peak_depth) stats_.peak_depth = waiting_;
   }
-  uint32_t PopFrom(uint32_t input, uint32_t row) {
-    std::deque<uint32_t>& q = queue(input, row);
-    const uint32_t p = q.front();
-    q.pop_front();
-    if (q.empty()) Word(input, row) &= ~Bit(input);
+  uint32_t PopFrom(uint32_t input, uint32_t row, const PacketPool& pool) {
+    Queue& q = queue(input, row);
+    const uint32_t p = q.head;
+    q.head = pool[p].next;
+    if (--q.size == 0) Word(input, row) &= ~Bit(input);
     --waiting_;
     return p;
   }
@@ -183,7 +204,7 @@ class Port {
   uint32_t lg_queues() const { return lg_queues_; }
 
   uint32_t rr_lg = 0;  // next lane group for round-robin interleaving
-  TimePs kick_at = TimePs::Max();  // the pending kPortKick, if any
+  TimePs kick_at = TimePs::Max();        // the pending kPortKick, if any
   TimePs stalled_since = TimePs::Max();  // waiting for credit since
   LinkStats& stats() { return stats_; }
   const LinkStats& stats() const { return stats_; }
@@ -202,7 +223,13 @@ class Port {
   uint32_t rows_ = 1;
   uint32_t words_ = 1;
   std::vector<uint64_t> nonempty_;  // per queue row: inputs with packets
-  std::vector<std::deque<uint32_t>> queues_;
+  Queue& queue(uint32_t input, uint32_t row) {
+    return queues_[static_cast<size_t>(input) * rows_ + row];
+  }
+  const Queue& queue(uint32_t input, uint32_t row) const {
+    return queues_[static_cast<size_t>(input) * rows_ + row];
+  }
+  std::vector<Queue> queues_;
   std::vector<int64_t> credits_;  // per virtual channel
   uint32_t waiting_ = 0;
   LinkStats stats_;

@@ -122,8 +122,9 @@ TEST_F(HostileCliTest, EveryClassFailsCleanlyUnderAnAddressSpaceLimit) {
       {"replay good.txtpb --topology board-fattree:cpb=2,spines=65536",
        "(the machine's memory or the address-space limit; --max-memory "
        "raises it)"},
-      {"replay good.txtpb --hw hw_engines_65536_lg64.txtpb",
-       "more than the budget of 1.07 GB"},
+      {"replay good.txtpb --hw hw_engines_65536_lg64_vc8.txtpb --max-memory "
+       "512M",
+       "more than the budget of 537 MB"},
       {"replay chips_65536.txtpb", "route-table entries"},
       {"replay fullmesh_8192.txtpb --topology fullmesh", "routing work"},
       {"lower --op allreduce --n 4 --chunk 1 --bytes 1T -o " + Path("x.pb"),
@@ -196,7 +197,8 @@ TEST_F(HostileCliTest, AnUnforeseenBadAllocIsACleanExit) {
     GTEST_SKIP() << "ccreplay cannot start under ulimit -v (sanitizer build)";
   }
   const auto r =
-      Run("replay good.txtpb --hw hw_engines_65536_lg64.txtpb --max-memory 1T",
+      Run("replay good.txtpb --hw hw_engines_65536_lg64_vc8.txtpb "
+          "--max-memory 1T",
           "ulimit -v 524288; cd '" + kCorpus + "' && ");
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_THAT(r.out, HasSubstr("ccreplay: out of memory"));
