@@ -33,8 +33,7 @@ absl::Status StreamCore::Flatten() {
                      " are supported"));
   }
   ReserveOnHugePages(instr_ptr_, total);
-  ReserveOnHugePages(r_.instrs, total);
-  r_.instrs.resize(total);
+  ReserveOnHugePages(r_.instrs, total);  // filled below, in one pass
   ReserveOnHugePages(ops_, total);
   ops_.resize(total);
   first_slot_.reserve(n);
@@ -48,7 +47,7 @@ absl::Status StreamCore::Flatten() {
       st.base = static_cast<uint32_t>(instr_ptr_.size());
       st.size = static_cast<uint32_t>(streams[s].instrs.size());
       for (uint32_t i = 0; i < st.size; ++i) {
-        InstrTiming& t = r_.instrs[st.base + i];
+        InstrTiming& t = r_.instrs.emplace_back();
         t.chip = c;
         t.stream = s;
         t.instr = i;
