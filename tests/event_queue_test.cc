@@ -63,5 +63,38 @@ TEST(RadixEventQueueTest, ReportsAPushIntoThePast) {
   EXPECT_TRUE(q.went_back());
 }
 
+// RemoveIf between pushes and pops (as the fluid engine drops superseded
+// end events): the removed events never come back and the rest still pop in
+// (time, push order).
+TEST(RadixEventQueueTest, RemoveIfKeepsTheOrderOfTheRest) {
+  RadixEventQueue q;
+  std::vector<std::tuple<int64_t, uint64_t, uint32_t>> pending;  // t, seq, a
+  uint64_t x = 11, seq = 0;
+  int64_t now = 0;
+  for (int round = 0; round < 20000; ++round) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    if (round % 997 == 0) {  // drop every event whose operand is odd
+      q.RemoveIf([](const Event& e) { return e.a % 2 == 1; });
+      std::erase_if(pending, [](const auto& p) { return std::get<2>(p) % 2; });
+      ASSERT_EQ(q.size(), pending.size());
+    }
+    if (pending.empty() || (x >> 60) < 9) {
+      const int64_t t = now + static_cast<int64_t>((x >> 33) % 300);
+      const uint32_t a = static_cast<uint32_t>(x >> 20);
+      q.Push(TimePs(t), 3, a);
+      pending.emplace_back(t, seq++, a);
+      continue;
+    }
+    auto it = std::min_element(pending.begin(), pending.end());
+    const Event e = q.Pop();
+    ASSERT_EQ(e.time_ps, std::get<0>(*it));
+    ASSERT_EQ(e.seq, std::get<1>(*it));
+    ASSERT_EQ(e.a, std::get<2>(*it));
+    now = e.time_ps;
+    pending.erase(it);
+  }
+  EXPECT_FALSE(q.went_back());
+}
+
 }  // namespace
 }  // namespace ccreplay
