@@ -55,8 +55,8 @@ class BasicEventQueue {
     heap_.pop_back();
     const size_t n = heap_.size();
     if (n > 0) SiftDown(last, n);
-    return Event{top.time_ps, top.key >> 8, static_cast<uint32_t>(top.key & 0xffu),
-                 top.a, top.b};
+    return Event{top.time_ps, top.key >> 8,
+                 static_cast<uint32_t>(top.key & 0xffu), top.a, top.b};
   }
   void Reserve(size_t n) { heap_.reserve(n); }
 
@@ -119,12 +119,24 @@ class RadixEventQueue {
   // REQUIRES: !empty().
   Event Pop() {
     if (head0_ == buckets_[0].size()) Refill();
-    const Slot s = buckets_[0][head0_++];
     --size_;
-    return Event{static_cast<int64_t>(s.time), s.key >> 8,
-                 static_cast<uint32_t>(s.key & 0xffu), s.a, s.b};
+    return ToEvent(buckets_[0][head0_++]);
   }
   void Reserve(size_t) {}
+  // Removes the events `drop(Event)` is true of; the others keep their
+  // order (every bucket holds its events in sequence order, and a filter
+  // that keeps the order keeps that).
+  template <typename Pred>
+  void RemoveIf(Pred drop) {
+    buckets_[0].erase(buckets_[0].begin(),
+                      buckets_[0].begin() + static_cast<ptrdiff_t>(head0_));
+    head0_ = 0;
+    size_ = 0;
+    for (std::vector<Slot>& b : buckets_) {
+      std::erase_if(b, [&](const Slot& s) { return drop(ToEvent(s)); });
+      size_ += b.size();
+    }
+  }
   // True if anything was pushed before the last popped time (or before 0):
   // a broken caller; the order of pops is then unspecified.
   bool went_back() const { return went_back_; }
@@ -136,8 +148,14 @@ class RadixEventQueue {
     uint32_t a;
     uint32_t b;
   };
+  static Event ToEvent(const Slot& s) {
+    return Event{static_cast<int64_t>(s.time), s.key >> 8,
+                 static_cast<uint32_t>(s.key & 0xffu), s.a, s.b};
+  }
   size_t BucketOf(uint64_t time) const {
-    return time == last_ ? 0 : 64 - static_cast<size_t>(__builtin_clzll(time ^ last_));
+    return time == last_
+               ? 0
+               : 64 - static_cast<size_t>(__builtin_clzll(time ^ last_));
   }
   // Bucket 0 is used up: move the lowest non-empty bucket's events down.
   void Refill() {

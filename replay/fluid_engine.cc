@@ -41,6 +41,7 @@ struct ActiveFlow {
   uint32_t op = 0;
   uint32_t engine = 0;
   uint32_t version = 0;  // of its pending kFlowEvent
+  bool pending = false;  // a kFlowEvent of this version is in the queue
   TimePs anchor;         // `left` is as of this time
   double left = 0;       // wire bytes still to pass
   TimePs tail;           // its last packet's hops once the fluid has passed
@@ -84,6 +85,7 @@ class FluidSim : public StreamCore {
            const ReplayOptions& opt)
       : StreamCore(p, hw, topo, opt, "fluid replay"),
         net_(topo.links().size(), static_cast<double>(hw.link_bytes_per_s)) {
+    drops_superseded_ = true;
     r_.bytes_sent.assign(p.num_chips, 0);
     r_.links.resize(topo.links().size());
   }
@@ -92,6 +94,15 @@ class FluidSim : public StreamCore {
 
  private:
   void Dispatch(const Event& ev, TimePs now) override;
+  // An end event of a flow rescheduled since (its rate changed).
+  bool Superseded(const Event& ev) override {
+    if (!Stale(ev)) return false;
+    --superseded_;
+    return true;
+  }
+  bool Stale(const Event& ev) const {
+    return ev.kind == kFlowEvent && flows_[ev.a].version != ev.b;
+  }
   void StartData(uint32_t e, uint32_t g, TimePs now) override {
     const Instr& in = InstrAt(g);
     if (in.peer == ChipOf(g)) {  // a local copy: the engine alone, as packets
@@ -128,14 +139,18 @@ class FluidSim : public StreamCore {
   void Reallocate(TimePs now);
   // Schedules flow `id`'s next kFlowEvent at its current rate.
   void Schedule(uint32_t id, TimePs now);
-  void OnFlowEvent(uint32_t id, uint32_t version, TimePs now);
+  void OnFlowEvent(uint32_t id, TimePs now);
   // When flow `id` lets its engine go, at the rates as of now.
   TimePs ReleaseAt(uint32_t id, TimePs now) const;
 
   FluidStats stats_;
   FlowNet net_;
   std::vector<ActiveFlow> flows_;  // by FlowNet id
-  bool changed_ = false;           // a kFlowsChanged is pending
+  // Superseded kFlowEvents still in the queue; when they outnumber the
+  // others, they are removed (Schedule), so the queue holds at most about
+  // twice the events that are due.
+  uint64_t superseded_ = 0;
+  bool changed_ = false;  // a kFlowsChanged is pending
 };
 
 void FluidSim::Dispatch(const Event& ev, TimePs now) {
@@ -144,7 +159,7 @@ void FluidSim::Dispatch(const Event& ev, TimePs now) {
       Reallocate(now);
       break;
     case kFlowEvent:
-      OnFlowEvent(ev.a, ev.b, now);
+      OnFlowEvent(ev.a, now);
       break;
     case kDataLanded:
       Landed(ev.a, now);
@@ -271,7 +286,13 @@ void FluidSim::Reallocate(TimePs now) {
 
 void FluidSim::Schedule(uint32_t id, TimePs now) {
   ActiveFlow& f = flows_[id];
-  ++f.version;
+  if (f.pending) ++superseded_;
+  f.pending = true;
+  ++f.version;  // the pending event, if any, is superseded
+  if (superseded_ > 4096 && 2 * superseded_ > q_.size()) {
+    q_.RemoveIf([this](const Event& ev) { return Stale(ev); });
+    superseded_ = 0;
+  }
   TimePs next = now + PsToPass(std::max(f.left, 0.0), net_.rate(id));
   if (f.holds_engine) next = std::min(next, ReleaseAt(id, now));
   q_.Push(next, kFlowEvent, id, f.version);
@@ -291,10 +312,10 @@ TimePs FluidSim::ReleaseAt(uint32_t id, TimePs now) const {
   return Max(f.read_by, now + PsToPass(std::max(left - f.staged, 0.0), rate));
 }
 
-void FluidSim::OnFlowEvent(uint32_t id, uint32_t version, TimePs now) {
-  if (flows_[id].version != version) return;  // rates changed since
+void FluidSim::OnFlowEvent(uint32_t id, TimePs now) {
+  ActiveFlow& f = flows_[id];  // `version` is current (Superseded)
+  f.pending = false;
   Advance(id, now);
-  ActiveFlow& f = flows_[id];
   // Less than a picosecond of bytes left counts as none (ends are rounded
   // up to the picosecond).
   const bool done = f.left <= net_.rate(id) * 1e-12;

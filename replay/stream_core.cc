@@ -81,6 +81,7 @@ absl::StatusOr<ReplayResult> StreamCore::Run() {
   uint64_t next_stop = NextStop();  // one compare per event for both checks
   while (!q_.empty() && error_.ok()) {
     const Event ev = q_.Pop();
+    if (drops_superseded_ && Superseded(ev)) continue;
     now = TimePs(ev.time_ps);
     if (r_.events >= next_stop) {
       if (opt_.max_events != 0 && r_.events >= opt_.max_events) {

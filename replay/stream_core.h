@@ -85,6 +85,10 @@ class StreamCore {
   virtual absl::Status FinishTransport() { return absl::OkStatus(); }
   // Why the network cannot drain, or "" (the first part of DescribeStuck).
   virtual std::string NetworkStuck() const { return ""; }
+  // Only when `drops_superseded_` is set: true for an event the engine has
+  // replaced by a later one. Run() drops it uncounted and without moving the
+  // clock.
+  virtual bool Superseded(const Event&) { return false; }
 
   // --- The shared semantics, for the engines to call.
   // kStreamResume, kCdmaKick, kLocalDone, kMsgLocal, kMsgCount; false for
@@ -117,6 +121,7 @@ class StreamCore {
   ReplayResult r_;
   absl::Status error_;
   std::vector<OpState> ops_;
+  bool drops_superseded_ = false;  // Run() asks Superseded of every event
 
  private:
   // One OpState and one timing record per instruction, allocated up front
