@@ -6,6 +6,7 @@
 
 #include "CLI/CLI.hpp"
 #include "cli/commands.h"
+#include "cli/spread.h"
 
 namespace ccreplay {
 
@@ -29,6 +30,20 @@ int RunCcreplay(int argc, const char* const* argv) {
   AddHwCommand(app, &exit_code);
   AddSweepCommand(app, &exit_code);
   AddReportCommand(app, &exit_code);
+  if (const Rank me = ThisRank(); me.size > 1) {
+    // Under mpirun: only the commands that spread their points (rank 0
+    // writes) may run; any other would run K times over the same outputs.
+    const std::string command = argc > 1 ? argv[1] : "";
+    if (!CommandSpreads(command)) {
+      if (me.rank == 0) {
+        std::cerr << "ccreplay: under mpirun with " << me.size
+                  << " processes only `sweep` and `compare` run (their points "
+                     "spread over the ranks); run `"
+                  << command << "` as one process\n";
+      }
+      return kExitUsage;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

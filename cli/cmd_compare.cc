@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/point.h"
 #include "cli/run.h"
+#include "cli/spread.h"
 #include "collectives/collective.h"
 
 namespace ccreplay {
@@ -171,6 +172,10 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
     auto table = Compare(*hw, args->compare, &points);
     if (!table.ok()) {
       *exit_code = Fail(table.status());
+      return;
+    }
+    if (!ReportsResults()) {  // rank 0 writes (cli/spread.h)
+      *exit_code = kExitOk;
       return;
     }
     if (auto s = c.WriteCsvJson(table->ToCsv(),

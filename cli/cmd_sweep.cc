@@ -24,6 +24,7 @@
 #include "cli/plots.h"
 #include "cli/point.h"
 #include "cli/run.h"
+#include "cli/spread.h"
 #include "cli/sweep.h"
 #include "collectives/collective.h"
 #include "collectives/lower.h"
@@ -110,6 +111,7 @@ absl::Status RunSweepPoints(const HwConfig& hw, const SweepArgs& a,
   if (!budget.ok()) return budget.status();
   auto results = RunPoints(hw, specs, a.jobs, a.quiet, "points", *budget);
   if (!results.ok()) return results.status();
+  if (!ReportsResults()) return absl::OkStatus();  // an MPI rank other than 0
   for (size_t i = 0; i < points->size(); ++i) {
     (*points)[i].result = std::move((*results)[i]);
   }
@@ -164,6 +166,7 @@ int RunSweep(const CommonFlags& c, const SweepArgs& a) {
   if (auto s = RunSweepPoints(*hw, a, &*points); !s.ok()) {
     return Fail(s);
   }
+  if (!ReportsResults()) return kExitOk;  // rank 0 writes (cli/spread.h)
   SweepReport report;
   report.hw = hw->name;
   report.datatype = a.datatype;

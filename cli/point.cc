@@ -8,6 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "base/thread_pool.h"
 #include "cli/progress.h"
+#include "cli/spread.h"
+#include "cli/wire.h"
 #include "collectives/collective.h"
 #include "collectives/groups.h"
 #include "collectives/lower.h"
@@ -150,20 +152,53 @@ absl::StatusOr<PointResult> RunPoint(const HwConfig& base_hw,
 absl::StatusOr<std::vector<PointResult>> RunPoints(
     const HwConfig& hw, const std::vector<PointSpec>& specs, unsigned jobs,
     bool quiet, const char* unit, const ResourceBudget& budget) {
-  std::vector<PointResult> results(specs.size());
-  std::vector<absl::Status> errors(specs.size());
-  Progress bar(specs.size(), quiet, unit);
-  ThreadPool(jobs).ParallelFor(specs.size(), [&](size_t i) {
-    auto r = RunPoint(hw, specs[i], budget);
-    if (r.ok()) {
-      results[i] = *std::move(r);
-    } else {
-      errors[i] = r.status();
-    }
-    bar.Done(r.ok() ? results[i].events : 0);
+  // This process's share: every point of a single process, point i on rank
+  // i mod K of an MPI job of K (cli/spread.h).
+  const Rank me = ThisRank();
+  std::vector<size_t> mine;
+  for (size_t i = me.rank; i < specs.size(); i += me.size) mine.push_back(i);
+  std::vector<PointOutcome> outcomes(mine.size());
+  Progress bar(mine.size(), quiet || me.rank != 0, unit);
+  ThreadPool(jobs).ParallelFor(mine.size(), [&](size_t k) {
+    outcomes[k].index = mine[k];
+    outcomes[k].result = RunPoint(hw, specs[mine[k]], budget);
+    bar.Done(outcomes[k].result.ok() ? outcomes[k].result->events : 0);
   });
-  for (const absl::Status& s : errors) {
-    if (!s.ok()) return s;
+  if (me.size > 1) {
+    auto shares = GatherAtRoot(EncodeOutcomes(outcomes));
+    if (!shares.ok()) return shares.status();
+    if (me.rank != 0) return std::vector<PointResult>{};  // !ReportsResults()
+    outcomes.clear();
+    for (size_t r = 0; r < shares->size(); ++r) {
+      auto share = DecodeOutcomes((*shares)[r]);
+      if (!share.ok()) {
+        return absl::InternalError(
+            absl::StrCat("mpi: rank ", r, ": ", share.status().message()));
+      }
+      for (PointOutcome& o : *share) outcomes.push_back(std::move(o));
+    }
+  }
+  std::vector<PointResult> results(specs.size());
+  std::vector<const absl::Status*> errors(specs.size());
+  std::vector<bool> seen(specs.size());
+  for (PointOutcome& o : outcomes) {
+    if (o.index >= specs.size() || seen[o.index]) {
+      return absl::InternalError(
+          absl::StrCat("point ", o.index, " of ", specs.size(),
+                       " came back twice or does not exist"));
+    }
+    seen[o.index] = true;
+    if (o.result.ok()) {
+      results[o.index] = *std::move(o.result);
+    } else {
+      errors[o.index] = &o.result.status();
+    }
+  }
+  // The first error in spec order wins, as in a serial run.
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (!seen[i])
+      return absl::InternalError(absl::StrCat("point ", i, " lost"));
+    if (errors[i] != nullptr) return *errors[i];
   }
   return results;
 }

@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # Installs what ccreplay needs to build and test, from Debian 12's packages.
 # Idempotent: installs only what is missing. Run as root (or via sudo).
+# `deps.sh --mpi` adds Debian's OpenMPI for the optional MPI build
+# (-DCCREPLAY_MPI=ON); the default build does not need it.
 set -euo pipefail
 pkgs=(cmake g++ make pkg-config
       libprotobuf-dev protobuf-compiler libabsl-dev libcli11-dev
       libgtest-dev libgmock-dev libbenchmark-dev
       nlohmann-json3-dev libtinyxml2-dev
       chromium)  # tests/report_test.cc renders the HTML report headless
+if [ "${1:-}" = --mpi ]; then
+  pkgs+=(libopenmpi-dev openmpi-bin)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# ctest `mpi` (MPI builds only, -DCCREPLAY_MPI=ON): `sweep` and `compare`
+# spread over 2 and 3 ranks write the serial run's bytes (table, CSV, JSON);
+# an error raised on rank 1 fails the job with the serial run's message and
+# no output file; any other command under mpirun is a usage error.
+# Usage: tests/mpi/check.sh CCREPLAY_BINARY MPIEXEC SCRATCH_DIR
+set -euo pipefail
+bin="$1"
+mpirun=("$2" --allow-run-as-root --oversubscribe)
+scratch="$3"
+rm -rf "$scratch"
+mkdir -p "$scratch"
+cd "$scratch"
+fail() { echo "mpi: $*"; exit 1; }
+same() {  # same BASE1 BASE2: every output of the two runs byte for byte
+  for ext in txt csv json; do
+    cmp "$1.$ext" "$2.$ext" || fail "$1.$ext and $2.$ext differ"
+  done
+}
+
+grid=(sweep --op allreduce,allgather -b 1K -e 64K -f 8 --algo ring,hd
+      --n 4,8 --topology ring,switch)
+"$bin" "${grid[@]}" -j 1 --csv serial.csv --json serial.json > serial.txt
+[ "$(grep -vc '^#' serial.txt)" -eq 48 ] || fail "serial sweep: not 48 rows"
+for np in 2 3; do
+  for j in 1 2; do
+    "${mpirun[@]}" -np "$np" "$bin" "${grid[@]}" -j "$j" \
+      --csv "np$np-j$j.csv" --json "np$np-j$j.json" > "np$np-j$j.txt"
+    same serial "np$np-j$j"
+  done
+done
+
+cells=(compare --op allgather --n 8 --bytes 256K --algo ring,rd,hd
+       --topology ring,fullmesh,switch)
+"$bin" "${cells[@]}" -j 1 --csv cserial.csv --json cserial.json > cserial.txt
+"${mpirun[@]}" -np 2 "$bin" "${cells[@]}" --csv cnp2.csv --json cnp2.json \
+  > cnp2.txt
+same cserial cnp2
+
+# Point 0 (1 KiB) runs on rank 0 and fits the budget; point 1 (64 MiB) runs
+# on rank 1 and does not: rank 0 reports rank 1's error as a serial run does.
+budget=(sweep --op allreduce -b 1K -e 64M -f 65536 --n 8 --max-events 100000)
+set +e
+"$bin" "${budget[@]}" --json e1.json > e1.txt 2> e1.err
+serial_rc=$?
+"${mpirun[@]}" -np 2 "$bin" "${budget[@]}" --json e2.json > e2.txt 2> e2.err
+mpi_rc=$?
+"${mpirun[@]}" -np 2 "$bin" replay none.pb > u.txt 2> u.err
+usage_rc=$?
+set -e
+[ "$serial_rc" -eq 1 ] || fail "serial budget sweep exited $serial_rc, not 1"
+[ "$mpi_rc" -eq 1 ] || fail "spread budget sweep exited $mpi_rc, not 1"
+line="$(head -1 e1.err)"
+grep -q "more than the budget" <<< "$line" || fail "serial error: $line"
+grep -qF "$line" e2.err || fail "spread error differs: $(head -3 e2.err)"
+[ ! -e e1.json ] && [ ! -e e2.json ] || fail "a failed sweep wrote its JSON"
+[ "$usage_rc" -eq 2 ] || fail "replay under mpirun exited $usage_rc, not 2"
+grep -q "only \`sweep\` and \`compare\` run" u.err || fail "$(cat u.err)"
+echo "mpi: sweeps over 2 and 3 ranks and compare over 2 wrote the serial bytes;" \
+     "rank 1's error and the usage error as expected"
