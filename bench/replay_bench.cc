@@ -156,6 +156,26 @@ BENCHMARK(BM_ReplayAllToAll64)
     ->Args({1835008, 1})
     ->Unit(benchmark::kMillisecond);
 
+// Issue 9's scale case: pairwise AllToAll of 1.75 MB per chip over boards of
+// 8 in a fat-tree (TPS186), N = 64, 256 and 1024 chips (1024: 17.9 M
+// instructions; lowering it in process takes about as long as the replay).
+// Second argument: coalescing on (1) or off (0).
+void BM_ReplayAllToAllFatTree(benchmark::State& state) {
+  ReplayLoop(state,
+             Prepare(v1::ALLTOALL, static_cast<uint32_t>(state.range(0)),
+                     1835008, "pairwise", TopologyKind::kBoardFatTree),
+             state.range(1) != 0);
+}
+BENCHMARK(BM_ReplayAllToAllFatTree)
+    ->Args({64, 1})
+    ->Args({64, 0})
+    ->Args({256, 1})
+    ->Args({256, 0})
+    ->Args({1024, 1})
+    ->Args({1024, 0})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
 // The 64-chip AllToAll of 917504 bytes with a timeline (docs/timelines.md):
 // range 0 records only (the network's observer), 1 also writes the JSON, 2
 // the Perfetto file. Compare with BM_ReplayAllToAll64/917504 (no observer).
