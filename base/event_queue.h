@@ -123,6 +123,19 @@ class RadixEventQueue {
     return ToEvent(buckets_[0][head0_++]);
   }
   void Reserve(size_t) {}
+  // The kind and first operand of the event `ahead` pops after the next one
+  // (0: the next), when it is known without work: an event at the time last
+  // popped, already in bucket 0, which pushes made before it pops (never
+  // earlier than that time) cannot overtake. In symmetric collectives most
+  // events share their time with the next, so this is what lets the engine
+  // prefetch what an event will touch while the ones before it run.
+  bool PeekSameTime(size_t ahead, uint32_t* kind, uint32_t* a) const {
+    if (buckets_[0].size() - head0_ <= ahead) return false;
+    const Slot& s = buckets_[0][head0_ + ahead];
+    *kind = static_cast<uint32_t>(s.key & 0xffu);
+    *a = s.a;
+    return true;
+  }
   // Removes the events `drop(Event)` is true of; the others keep their
   // order (every bucket holds its events in sequence order, and a filter
   // that keeps the order keeps that).

@@ -62,6 +62,7 @@ uint32_t Network::Inject(PacketKind kind, uint32_t src, uint32_t dst,
   pk.flow = Topology::FlowHash(src, dst, qp);
   const uint32_t id = packets_.New(pk);
   injected_++;
+  max_wire_ = std::max(max_wire_, WireBytes(pk));
   if (kind == PacketKind::kData) bytes_sent_[src] += payload;
   const uint32_t port = topo_.NextLink(src, dst, pk.flow);
   EnqueueAt(port, input, id, now);
@@ -189,6 +190,9 @@ Network::Pick Network::Arbitrate(Port& pt, uint32_t lg,
       const uint32_t dist = (i + inputs - start) % inputs;
       if (dist < last_dist) break;  // wrapped around to the start
       last_dist = dist + 1;
+      // With credit for the largest packet injected so far, the head's
+      // size need not be read (a cache miss on a large system).
+      if (!hw_.switch_fifo && pt.HasCredit(vc, max_wire_)) return Pick{i, vc};
       const Packet& head = packets_[pt.Head(i, row)];
       if (!pt.HasCredit(vc, WireBytes(head))) {
         *credit_blocked = true;

@@ -105,6 +105,14 @@ class Network {
   }
 
   const Packet& packet(uint32_t id) const { return packets_[id]; }
+  // Hints for the engine's lookahead (StreamCore::Prefetch): packet `id`
+  // (56 bytes, so up to two cache lines) and port `port`'s own fields.
+  void PrefetchPacket(uint32_t id) const {
+    const char* p = reinterpret_cast<const char*>(&packets_[id]);
+    __builtin_prefetch(p);
+    __builtin_prefetch(p + sizeof(Packet) - 1);
+  }
+  void PrefetchPort(uint32_t port) const { __builtin_prefetch(&ports_[port]); }
   void Free(uint32_t id) { packets_.Free(id); }
 
   uint64_t packets_injected() const { return injected_; }
@@ -203,6 +211,7 @@ class Network {
   std::vector<Port> ports_;         // one per directed link
   std::vector<uint32_t> in_index_;  // per link: input number at its dst node
   PacketPool packets_;
+  uint32_t max_wire_ = 0;  // wire bytes of the largest packet injected
   uint64_t injected_ = 0;
   std::vector<uint64_t> bytes_sent_;
   // Per (link into a switch, channel, lane group) with FIFO inputs: the

@@ -37,6 +37,21 @@ class Sim : public StreamCore {
 
  private:
   void Dispatch(const Event& ev, TimePs now) override;
+  void Prefetch(uint32_t kind, uint32_t a) const override {
+    switch (kind) {
+      case kArrive:
+      case kSwitchForward:
+      case kIngressHead:
+        net_.PrefetchPacket(a);
+        break;
+      case kPortKick:
+      case kCreditReturn:
+        net_.PrefetchPort(a);
+        break;
+      default:
+        break;
+    }
+  }
   void StartData(uint32_t e, uint32_t g, TimePs now) override {
     const Instr& in = InstrAt(g);
     if (in.peer != ChipOf(g)) net_.coalescer().ExpectData(g, in.bytes);

@@ -10,6 +10,14 @@
 #include "hw/events.h"
 
 namespace ccreplay {
+namespace {
+
+// How far ahead Run() prefetches: while one event runs, the memory of the
+// event this many pops after the next is requested. 0, 1 and 3 measured
+// alike (within the machine's noise) on the 256-chip fat-tree AllToAll.
+constexpr size_t kPrefetchAhead = 1;
+
+}  // namespace
 
 StreamCore::StreamCore(const Program& p, const HwConfig& hw,
                        const Topology& topo, const ReplayOptions& opt,
@@ -81,6 +89,7 @@ absl::StatusOr<ReplayResult> StreamCore::Run() {
   uint64_t next_stop = NextStop();  // one compare per event for both checks
   while (!q_.empty() && error_.ok()) {
     const Event ev = q_.Pop();
+    if (uint32_t k, a; q_.PeekSameTime(kPrefetchAhead, &k, &a)) Prefetch(k, a);
     if (drops_superseded_ && Superseded(ev)) continue;
     now = TimePs(ev.time_ps);
     if (r_.events >= next_stop) {

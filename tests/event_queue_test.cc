@@ -86,5 +86,36 @@ TEST(RadixEventQueueTest, ReportsAPushIntoThePast) {
   EXPECT_TRUE(q.went_back());
 }
 
+// PeekSameTime(k) names the event that pops k after the next, and only when
+// it is at the time last popped (nothing pushed later can overtake it).
+TEST(RadixEventQueueTest, PeekSameTimeNamesTheComingEventsOfTheCurrentTime) {
+  RadixEventQueue q;
+  uint32_t kind = 0, a = 0;
+  EXPECT_FALSE(q.PeekSameTime(0, &kind, &a));  // empty
+  q.Push(TimePs(5), 7, 50);
+  q.Push(TimePs(9), 3, 90);
+  q.Push(TimePs(5), 8, 51);
+  q.Push(TimePs(5), 9, 52);
+  // Nothing popped yet: the time last popped is 0 and no event is at 0.
+  EXPECT_FALSE(q.PeekSameTime(0, &kind, &a));
+  EXPECT_EQ(q.Pop().a, 50u);  // t = 5; 51 and 52 are next, at 5
+  ASSERT_TRUE(q.PeekSameTime(0, &kind, &a));
+  EXPECT_EQ(kind, 8u);
+  EXPECT_EQ(a, 51u);
+  ASSERT_TRUE(q.PeekSameTime(1, &kind, &a));
+  EXPECT_EQ(kind, 9u);
+  EXPECT_EQ(a, 52u);
+  EXPECT_FALSE(q.PeekSameTime(2, &kind, &a));  // 90 is at t = 9
+  q.Push(TimePs(5), 4, 53);                    // at the current time: queued
+  ASSERT_TRUE(q.PeekSameTime(2, &kind, &a));   // after 51 and 52
+  EXPECT_EQ(a, 53u);
+  // What was peeked pops in that order.
+  EXPECT_EQ(q.Pop().a, 51u);
+  EXPECT_EQ(q.Pop().a, 52u);
+  EXPECT_EQ(q.Pop().a, 53u);
+  EXPECT_FALSE(q.PeekSameTime(0, &kind, &a));  // 90 needs the next bucket
+  EXPECT_EQ(q.Pop().a, 90u);
+}
+
 }  // namespace
 }  // namespace ccreplay
