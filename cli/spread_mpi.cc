@@ -4,6 +4,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <cstdio>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -60,6 +61,12 @@ absl::StatusOr<std::vector<std::string>> GatherAtRoot(const std::string& mine) {
 SpreadSession::SpreadSession(int* argc, char*** argv) {
   int provided = 0;
   MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+  // Rank 0 alone prints: the other ranks' standard output (a --help, a
+  // note) would repeat it K times. Their standard error stays, for what only
+  // they can say (a crash).
+  if (const Rank me = ThisRank(); me.rank != 0) {
+    if (std::freopen("/dev/null", "w", stdout) == nullptr) std::fclose(stdout);
+  }
 }
 
 SpreadSession::~SpreadSession() { MPI_Finalize(); }

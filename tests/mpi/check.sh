@@ -56,5 +56,9 @@ grep -qF "$line" e2.err || fail "spread error differs: $(head -3 e2.err)"
 [ ! -e e1.json ] && [ ! -e e2.json ] || fail "a failed sweep wrote its JSON"
 [ "$usage_rc" -eq 2 ] || fail "replay under mpirun exited $usage_rc, not 2"
 grep -q "only \`sweep\` and \`compare\` run" u.err || fail "$(cat u.err)"
+# Only rank 0 prints: a help text appears once.
+"$bin" sweep --help > help1.txt
+"${mpirun[@]}" -np 2 "$bin" sweep --help > help2.txt
+cmp help1.txt help2.txt || fail "sweep --help under mpirun is not printed once"
 echo "mpi: sweeps over 2 and 3 ranks and compare over 2 wrote the serial bytes;" \
      "rank 1's error and the usage error as expected"
