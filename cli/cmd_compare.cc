@@ -108,6 +108,28 @@ absl::StatusOr<Table> Compare(const HwConfig& base_hw, const CompareArgs& a,
   return t;
 }
 
+// The command after parsing: outputs checked first, every cell replayed,
+// then (on rank 0 only, cli/spread.h) the table printed and written.
+int RunCompare(const CommonFlags& c, const CompareArgs& a) {
+  const std::vector<NamedPath> xml = MscclInputs(List(a.algos));
+  if (auto s = c.CheckCsvJson(xml); !s.ok()) return Fail(s);
+  auto hw = c.Hw();
+  if (!hw.ok()) return Fail(hw.status());
+  std::vector<PointResult> points;
+  auto table = Compare(*hw, a, &points);
+  if (!table.ok()) return Fail(table.status());
+  if (!ReportsResults()) return kExitOk;
+  if (auto s = c.WriteCsvJson(table->ToCsv(),
+                              CompareJson(a, *hw, *table, points), xml);
+      !s.ok()) {
+    return Fail(s);
+  }
+  std::cout << "# " << a.op << ", " << a.bytes << " bytes on " << hw->name
+            << "\n"
+            << table->ToText();
+  return kExitOk;
+}
+
 }  // namespace
 
 void AddCompareCommand(CLI::App& app, int* exit_code) {
@@ -157,38 +179,7 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->callback([args, exit_code, n] {
     NoteDefaultChips(n, "compare");
-    const CommonFlags& c = args->common;
-    const std::vector<NamedPath> xml = MscclInputs(List(args->compare.algos));
-    if (auto s = c.CheckCsvJson(xml); !s.ok()) {
-      *exit_code = Fail(s);
-      return;
-    }
-    auto hw = c.Hw();
-    if (!hw.ok()) {
-      *exit_code = Fail(hw.status());
-      return;
-    }
-    std::vector<PointResult> points;
-    auto table = Compare(*hw, args->compare, &points);
-    if (!table.ok()) {
-      *exit_code = Fail(table.status());
-      return;
-    }
-    if (!ReportsResults()) {  // rank 0 writes (cli/spread.h)
-      *exit_code = kExitOk;
-      return;
-    }
-    if (auto s = c.WriteCsvJson(table->ToCsv(),
-                                CompareJson(args->compare, *hw, *table, points),
-                                xml);
-        !s.ok()) {
-      *exit_code = Fail(s);
-      return;
-    }
-    std::cout << "# " << args->compare.op << ", " << args->compare.bytes
-              << " bytes on " << hw->name << "\n"
-              << table->ToText();
-    *exit_code = kExitOk;
+    *exit_code = RunCompare(args->common, args->compare);
   });
 }
 
