@@ -5,6 +5,9 @@
 # no output file; any other command under mpirun is a usage error.
 # Usage: tests/mpi/check.sh CCREPLAY_BINARY MPIEXEC SCRATCH_DIR
 set -euo pipefail
+# One machine: OpenMPI over shared memory only, without the cross-memory
+# attach that containers often forbid (ignored by other MPIs).
+export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 bin="$1"
 mpirun=("$2" --allow-run-as-root --oversubscribe)
 scratch="$3"
