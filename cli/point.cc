@@ -149,14 +149,40 @@ absl::StatusOr<PointResult> RunPoint(const HwConfig& base_hw,
   return r;
 }
 
+std::vector<size_t> PointsOfRank(const std::vector<PointSpec>& specs, int rank,
+                                 int ranks) {
+  // Estimated cost: the bytes every chip moves, with a floor for the fixed
+  // per-instruction work of small points.
+  constexpr uint64_t kFloorBytes = 64 << 10;
+  auto cost = [&](size_t i) {
+    const PointSpec& p = specs[i];
+    return static_cast<double>(std::max<uint64_t>(p.bytes, kFloorBytes)) *
+           std::max<uint32_t>(p.n, 1);
+  };
+  std::vector<size_t> order(specs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return cost(a) > cost(b); });
+  // Longest first, each to the rank with the least so far (the lowest on a
+  // tie): every rank computes the same assignment.
+  std::vector<double> load(std::max(ranks, 1), 0.0);
+  std::vector<size_t> mine;
+  for (size_t i : order) {
+    const auto least = std::min_element(load.begin(), load.end());
+    *least += cost(i);
+    if (least - load.begin() == rank) mine.push_back(i);
+  }
+  std::sort(mine.begin(), mine.end());
+  return mine;
+}
+
 absl::StatusOr<std::vector<PointResult>> RunPoints(
     const HwConfig& hw, const std::vector<PointSpec>& specs, unsigned jobs,
     bool quiet, const char* unit, const ResourceBudget& budget) {
-  // This process's share: every point of a single process, point i on rank
-  // i mod K of an MPI job of K (cli/spread.h).
+  // This process's share: every point of a single process, a balanced share
+  // of an MPI job's (cli/spread.h).
   const Rank me = ThisRank();
-  std::vector<size_t> mine;
-  for (size_t i = me.rank; i < specs.size(); i += me.size) mine.push_back(i);
+  const std::vector<size_t> mine = PointsOfRank(specs, me.rank, me.size);
   std::vector<PointOutcome> outcomes(mine.size());
   Progress bar(mine.size(), quiet || me.rank != 0, unit);
   ThreadPool(jobs).ParallelFor(mine.size(), [&](size_t k) {

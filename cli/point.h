@@ -6,6 +6,7 @@
 #ifndef CCREPLAY_CLI_POINT_H_
 #define CCREPLAY_CLI_POINT_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -64,6 +65,15 @@ absl::StatusOr<PointResult> RunPoint(const HwConfig& base_hw,
 absl::StatusOr<std::vector<PointResult>> RunPoints(
     const HwConfig& hw, const std::vector<PointSpec>& specs, unsigned jobs,
     bool quiet, const char* unit, const ResourceBudget& budget = {});
+
+// The points (indices into `specs`, ascending) that rank `rank` of `ranks`
+// runs in an MPI job (cli/spread.h): the longest first, each to the rank
+// with the least estimated work so far (bytes times chips, small points
+// counted as 64 KiB), so that a sweep over sizes growing 4x a step does not
+// give one rank most of the work. Every index goes to exactly one rank; one
+// rank gets them all.
+std::vector<size_t> PointsOfRank(const std::vector<PointSpec>& specs, int rank,
+                                 int ranks);
 
 // The files --algo msccl:PATH.xml reads: inputs an output must not replace.
 std::vector<NamedPath> MscclInputs(const std::vector<std::string>& algos);

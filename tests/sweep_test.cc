@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 
 #include "absl/strings/str_format.h"
 #include "base/thread_pool.h"
+#include "cli/point.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/run_cli.h"
@@ -83,6 +85,58 @@ TEST_F(SweepTest, CompareAndBaselineInParallelWriteTheSerialRunsBytes) {
     EXPECT_EQ(Slurp(Path("j2.csv")), Slurp(Path("j1.csv"))) << c;
     EXPECT_EQ(Slurp(Path("j2.json")), Slurp(Path("j1.json"))) << c;
     EXPECT_THAT(Slurp(Path("j1.csv")), HasSubstr("busbw")) << c;
+  }
+}
+
+// MPI ranks' shares (cli/point.h PointsOfRank): a partition of the points,
+// balanced by estimated work even when sizes grow 4x a step, where i mod K
+// would give the last rank of each K most of it.
+TEST(PointsOfRankTest, PartitionBalancedByEstimatedWork) {
+  std::vector<PointSpec> specs;
+  for (uint32_t n : {8u, 16u}) {
+    for (uint64_t b = 8; b <= (64u << 20); b *= 4) {  // 12 sizes, 8 B..32 MB
+      PointSpec p;
+      p.n = n;
+      p.bytes = b;
+      specs.push_back(p);
+    }
+  }
+  // The estimate the function states: bytes (at least 64 KiB) times chips.
+  auto cost = [&](size_t i) {
+    return static_cast<double>(std::max<uint64_t>(specs[i].bytes, 64 << 10)) *
+           specs[i].n;
+  };
+  double total = 0, largest = 0;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    total += cost(i);
+    largest = std::max(largest, cost(i));
+  }
+  for (int ranks : {1, 2, 3, 5}) {
+    std::vector<int> owner(specs.size(), -1);
+    double most = 0;
+    for (int r = 0; r < ranks; ++r) {
+      const std::vector<size_t> mine = PointsOfRank(specs, r, ranks);
+      EXPECT_TRUE(std::is_sorted(mine.begin(), mine.end()));
+      double load = 0;
+      for (size_t i : mine) {
+        ASSERT_LT(i, specs.size());
+        EXPECT_EQ(owner[i], -1) << "point " << i << " given twice";
+        owner[i] = r;
+        load += cost(i);
+      }
+      most = std::max(most, load);
+    }
+    for (size_t i = 0; i < specs.size(); ++i) {
+      EXPECT_NE(owner[i], -1) << "point " << i << " given to no rank";
+    }
+    // Greedy longest-first: no rank exceeds the mean by more than the
+    // largest point (here the 32 MB points on 16 chips dominate).
+    EXPECT_LE(most, total / ranks + largest) << ranks << " ranks";
+    if (ranks == 2) {
+      // Round-robin would put every larger size of a pair on rank 1: about
+      // 4/5 of the work. The greedy shares are within 1% of half.
+      EXPECT_LT(most, 0.51 * total);
+    }
   }
 }
 
