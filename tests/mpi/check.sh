@@ -40,6 +40,13 @@ cells=(compare --op allgather --n 8 --bytes 256K --algo ring,rd,hd
   > cnp2.txt
 same cserial cnp2
 
+# More ranks than points: two ranks have nothing to run.
+one=(sweep --op allreduce -b 1K -e 1K --n 4)
+"$bin" "${one[@]}" --csv one1.csv --json one1.json > one1.txt
+"${mpirun[@]}" -np 3 "$bin" "${one[@]}" --csv one3.csv --json one3.json \
+  > one3.txt
+same one1 one3
+
 # The torus points fail (3 x 3 is not 8 chips); the shares of 2 ranks
 # (cli/point.h PointsOfRank: the largest first, each to the least loaded,
 # the lower rank on a tie) put both ring points on rank 0 and both torus
