@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include "base/max_min.h"
@@ -18,10 +19,12 @@ FlowNet::FlowNet(size_t num_links, double capacity)
     : capacity_(capacity),
       on_link_(num_links),
       link_touched_(num_links, 0),
-      link_seen_(num_links, 0),
       link_scanned_(num_links, 0),
-      load_(num_links, 0),
-      max_(num_links, 0),
+      bottleneck_(num_links, 0),
+      link_seen_(num_links, 0),
+      link_moved_(num_links, 0),
+      spare_(num_links, 0),
+      spare_stamp_(num_links, 0),
       link_local_(num_links, 0),
       link_local_stamp_(num_links, 0) {}
 
@@ -33,15 +36,17 @@ uint32_t FlowNet::Add(std::vector<uint32_t> links, double demand) {
   } else {
     id = static_cast<uint32_t>(flows_.size());
     flows_.emplace_back();
+    rate_.push_back(0);
+    trial_.push_back(0);
     in_set_.push_back(0);
-    new_rate_.push_back(0);
     checked_.push_back(0);
     reported_.push_back(0);
   }
   Flow& f = flows_[id];
   f.links = std::move(links);
   f.demand = demand;
-  f.rate = 0;
+  rate_[id] = 0;
+  trial_[id] = 0;
   f.live = true;
   for (uint32_t l : f.links) on_link_[l].push_back(id);
   // Room for its whole demand on every link: it runs at its demand and no
@@ -52,7 +57,8 @@ uint32_t FlowNet::Add(std::vector<uint32_t> links, double demand) {
         return Load(l) + demand <= capacity_ * (1 - kSlack);
       });
   if (room) {
-    f.rate = demand;
+    rate_[id] = demand;
+    trial_[id] = demand;
     f.unreported = true;
     started_.push_back(id);
   } else {
@@ -72,10 +78,11 @@ void FlowNet::Remove(uint32_t id) {
     std::vector<uint32_t>& on = on_link_[l];
     on.erase(std::find(on.begin(), on.end(), id));  // keeps the order
   }
-  if (!slack || f.rate == 0) Touch(f.links);
+  if (!slack || rate_[id] == 0) Touch(f.links);
   f.live = false;
   f.unreported = false;
-  f.rate = 0;
+  rate_[id] = 0;
+  trial_[id] = 0;
   free_.push_back(id);
 }
 
@@ -83,17 +90,18 @@ void FlowNet::SetDemand(uint32_t id, double demand) {
   Flow& f = flows_[id];
   // A cap the flow is below, replaced by one it is below too (or none),
   // changes no one's rate: the allocation stands.
-  const auto below = [&f](double cap) {
-    return cap == 0 || f.rate < cap * (1 - kSlack);
+  const double rate = rate_[id];
+  const auto below = [rate](double cap) {
+    return cap == 0 || rate < cap * (1 - kSlack);
   };
-  const bool same = f.live && f.rate > 0 && below(f.demand) && below(demand);
+  const bool same = f.live && rate > 0 && below(f.demand) && below(demand);
   f.demand = demand;
   if (!same) Touch(f.links);
 }
 
 double FlowNet::Load(uint32_t l) const {
   double load = 0;
-  for (uint32_t g : on_link_[l]) load += flows_[g].rate;
+  for (uint32_t g : on_link_[l]) load += rate_[g];
   return load;
 }
 
@@ -107,8 +115,8 @@ void FlowNet::Touch(const std::vector<uint32_t>& links) {
 
 void FlowNet::Include(uint32_t id) {
   in_set_[id] = stamp_;
-  new_rate_[id] = flows_[id].rate;
   set_.push_back(id);
+  for (uint32_t l : flows_[id].links) spare_stamp_[l] = 0;
 }
 
 void FlowNet::Seed() {
@@ -135,43 +143,52 @@ void FlowNet::Solve() {
       if (link_local_stamp_[l] != local_stamp_) {
         link_local_stamp_[l] = local_stamp_;
         link_local_[l] = static_cast<uint32_t>(solver_.capacity.size());
-        // What the flows outside the set leave of the link.
-        double held = 0;
-        for (uint32_t g : on_link_[l]) {
-          if (in_set_[g] != stamp_) held += flows_[g].rate;
+        if (spare_stamp_[l] != stamp_) {
+          spare_stamp_[l] = stamp_;
+          double held = 0;
+          for (uint32_t g : on_link_[l]) {
+            if (in_set_[g] != stamp_) held += rate_[g];
+          }
+          spare_[l] = std::max(capacity_ - held, 0.0);
         }
-        solver_.capacity.push_back(std::max(capacity_ - held, 0.0));
+        solver_.capacity.push_back(spare_[l]);
       }
       solver_.resources.push_back(link_local_[l]);
     }
   }
   const std::vector<double>& rate = solver_.Solve();
-  for (size_t i = 0; i < set_.size(); ++i) new_rate_[set_[i]] = rate[i];
+  for (size_t i = 0; i < set_.size(); ++i) {
+    const uint32_t id = set_[i];
+    if (trial_[id] == rate[i]) continue;
+    trial_[id] = rate[i];
+    for (uint32_t l : flows_[id].links) link_moved_[l] = local_stamp_;
+  }
 }
 
 void FlowNet::LinkLoad(uint32_t l) {
-  if (link_seen_[l] == check_stamp_) return;
-  link_seen_[l] = check_stamp_;
+  if (link_seen_[l] >= first_solve_ && link_seen_[l] >= link_moved_[l]) {
+    return;
+  }
+  link_seen_[l] = local_stamp_;
   double load = 0;
   double most = 0;
   for (uint32_t g : on_link_[l]) {
-    const double r = RateOf(g);
+    const double r = trial_[g];
     load += r;
     most = std::max(most, r);
   }
-  load_[l] = load;
-  max_[l] = most;
+  bottleneck_[l] = load >= capacity_ * (1 - kSlack)
+                       ? most * (1 - kSlack)
+                       : std::numeric_limits<double>::infinity();
 }
 
 bool FlowNet::HasBottleneck(uint32_t id) {
   const Flow& f = flows_[id];
-  const double r = RateOf(id);
+  const double r = trial_[id];
   if (f.demand > 0 && r >= f.demand * (1 - kSlack)) return true;
   for (uint32_t l : f.links) {
     LinkLoad(l);
-    if (load_[l] >= capacity_ * (1 - kSlack) && r >= max_[l] * (1 - kSlack)) {
-      return true;
-    }
+    if (r >= bottleneck_[l]) return true;
   }
   return false;
 }
@@ -223,20 +240,19 @@ const std::vector<FlowNet::Change>& FlowNet::Reallocate() {
   if (touched_.empty()) return changed_;
   Seed();
   if (set_.empty()) return changed_;
+  first_solve_ = local_stamp_ + 1;
   do {
     Solve();
   } while (Expand());
   for (uint32_t id : set_) {
     // Within rounding of the old rate: unchanged (no new end to schedule).
-    if (std::abs(new_rate_[id] - flows_[id].rate) <= kSlack * flows_[id].rate) {
+    if (std::abs(trial_[id] - rate_[id]) <= kSlack * rate_[id]) {
+      trial_[id] = rate_[id];
       continue;
     }
-    if (reported_[id] == report_stamp_) {  // started above, solved again
-      flows_[id].rate = new_rate_[id];
-      continue;
-    }
-    changed_.push_back({id, flows_[id].rate});
-    flows_[id].rate = new_rate_[id];
+    // Not if started above and solved again: reported already.
+    if (reported_[id] != report_stamp_) changed_.push_back({id, rate_[id]});
+    rate_[id] = trial_[id];
   }
   return changed_;
 }

@@ -42,7 +42,7 @@ class FlowNet {
   };
   const std::vector<Change>& Reallocate();
 
-  double rate(uint32_t id) const { return flows_[id].rate; }
+  double rate(uint32_t id) const { return rate_[id]; }
   double demand(uint32_t id) const { return flows_[id].demand; }
   const std::vector<uint32_t>& links(uint32_t id) const {
     return flows_[id].links;
@@ -57,7 +57,6 @@ class FlowNet {
   struct Flow {
     std::vector<uint32_t> links;
     double demand = 0;
-    double rate = 0;
     bool live = false;
     bool unreported = false;  // started at its demand, not yet reported
   };
@@ -66,19 +65,20 @@ class FlowNet {
   double Load(uint32_t l) const;
   // Flows on the touched links: the first set to solve.
   void Seed();
-  // Solves set_ with the other flows' rates held; new rates in new_rate_.
+  // Solves set_ with the other flows' rates held; new rates in trial_.
   void Solve();
   // Adds to set_ the flows around set_ that lack a bottleneck; false if none.
   bool Expand();
-  double RateOf(uint32_t id) const {
-    return in_set_[id] == stamp_ ? new_rate_[id] : flows_[id].rate;
-  }
   bool HasBottleneck(uint32_t id);
+  // Brings link `l`'s bottleneck_ up to date with trial_.
   void LinkLoad(uint32_t l);
   void Include(uint32_t id);
 
   double capacity_;
   std::vector<Flow> flows_;
+  // Per flow, apart from Flow: the loops over a link's flows read only these.
+  std::vector<double> rate_;   // the allocation (as last reported)
+  std::vector<double> trial_;  // rate_, or its new rate while in set_
   std::vector<uint32_t> free_;
   std::vector<std::vector<uint32_t>> on_link_;  // live flow ids per link
   std::vector<uint32_t> touched_;               // links changed since solve
@@ -88,16 +88,24 @@ class FlowNet {
   uint32_t stamp_ = 0;
   std::vector<uint32_t> set_;
   std::vector<uint32_t> in_set_;        // per flow: stamp_ when in set_
-  std::vector<double> new_rate_;        // per flow
   std::vector<uint32_t> checked_;       // per flow: stamp of its last check
-  std::vector<uint32_t> link_seen_;     // per link: stamp of load_/max_
   std::vector<uint32_t> link_scanned_;  // per link: stamp of Expand's scan
-  std::vector<double> load_;
-  std::vector<double> max_;
   uint32_t check_stamp_ = 0;
+  // Per link: the least rate for which it is a flow's bottleneck (the most
+  // of its flows' rates, less the slack, if it is full; else +inf), as of
+  // Solve link_seen_; valid if no flow on it has moved since (link_moved_,
+  // the Solve that last moved one) in this Reallocate (from first_solve_).
+  std::vector<double> bottleneck_;
+  std::vector<uint32_t> link_seen_;
+  std::vector<uint32_t> link_moved_;
+  uint32_t first_solve_ = 0;
+  // Per link: what the flows outside set_ leave of it; valid while
+  // spare_stamp_ is stamp_ (Include resets it).
+  std::vector<double> spare_;
+  std::vector<uint32_t> spare_stamp_;
   std::vector<uint32_t> link_local_;  // per link: index in one Solve
   std::vector<uint32_t> link_local_stamp_;
-  uint32_t local_stamp_ = 0;
+  uint32_t local_stamp_ = 0;  // counts the Solves
   std::vector<Change> changed_;
   std::vector<uint32_t> started_;   // added at their demand, not reported
   std::vector<uint32_t> reported_;  // per flow: report_stamp_ when reported
