@@ -5,7 +5,9 @@
 // others being held fixed (their use taken off the links' capacity); then
 // every flow on a link whose load moved is checked for a bottleneck (a full
 // link on which no flow has more, or its own demand reached). A flow without
-// one joins the solved set and the solve repeats. An allocation in which
+// one joins the solved set (a solved one without one: the flows outside the
+// set that have more on its full links join it) and the solve repeats. Which
+// flows join changes the rounds, not the result: an allocation in which
 // every flow has a bottleneck is the max-min fair one, so the result is the
 // global allocation, found without touching the flows far from the change.
 #ifndef CCREPLAY_REPLAY_FLOW_NET_H_
