@@ -19,9 +19,8 @@ FlowNet::FlowNet(size_t num_links, double capacity)
     : capacity_(capacity),
       on_link_(num_links),
       link_touched_(num_links, 0),
-      link_scanned_(num_links, 0),
       bottleneck_(num_links, 0),
-      link_seen_(num_links, 0),
+      bottleneck_known_(num_links, 0),
       link_moved_(num_links, 0),
       spare_(num_links, 0),
       spare_stamp_(num_links, 0),
@@ -39,7 +38,7 @@ uint32_t FlowNet::Add(std::vector<uint32_t> links, double demand) {
     rate_.push_back(0);
     trial_.push_back(0);
     in_set_.push_back(0);
-    checked_.push_back(0);
+    queued_.push_back(0);
     reported_.push_back(0);
   }
   Flow& f = flows_[id];
@@ -48,7 +47,10 @@ uint32_t FlowNet::Add(std::vector<uint32_t> links, double demand) {
   rate_[id] = 0;
   trial_[id] = 0;
   f.live = true;
-  for (uint32_t l : f.links) on_link_[l].push_back(id);
+  for (uint32_t l : f.links) {
+    on_link_[l].push_back(id);
+    bottleneck_known_[l] = 0;
+  }
   // Room for its whole demand on every link: it runs at its demand and no
   // one else moves (every other flow keeps its bottleneck).
   const bool room =
@@ -77,6 +79,7 @@ void FlowNet::Remove(uint32_t id) {
   for (uint32_t l : f.links) {
     std::vector<uint32_t>& on = on_link_[l];
     on.erase(std::find(on.begin(), on.end(), id));  // keeps the order
+    bottleneck_known_[l] = 0;
   }
   if (!slack || rate_[id] == 0) Touch(f.links);
   f.live = false;
@@ -117,6 +120,13 @@ void FlowNet::Include(uint32_t id) {
   in_set_[id] = stamp_;
   set_.push_back(id);
   for (uint32_t l : flows_[id].links) spare_stamp_[l] = 0;
+  Queue(id);
+}
+
+void FlowNet::Queue(uint32_t id) {
+  if (queued_[id] == queue_stamp_) return;
+  queued_[id] = queue_stamp_;
+  queue_.push_back(id);
 }
 
 void FlowNet::Seed() {
@@ -161,15 +171,27 @@ void FlowNet::Solve() {
     const uint32_t id = set_[i];
     if (trial_[id] == rate[i]) continue;
     trial_[id] = rate[i];
-    for (uint32_t l : flows_[id].links) link_moved_[l] = local_stamp_;
+    Queue(id);
+    for (uint32_t l : flows_[id].links) {
+      if (link_moved_[l] == local_stamp_) continue;
+      link_moved_[l] = local_stamp_;
+      moved_.push_back(l);
+    }
   }
+  // A flow keeps its bottleneck while its rate stays and no bottleneck rate
+  // of its links rises (one that falls only adds bottlenecks): on a link
+  // whose rate rose (or was not known), every flow is checked again.
+  for (uint32_t l : moved_) {
+    const bool known = bottleneck_known_[l];
+    const double was = bottleneck_[l];
+    UpdateBottleneck(l);
+    if (known && bottleneck_[l] <= was) continue;
+    for (uint32_t g : on_link_[l]) Queue(g);
+  }
+  moved_.clear();
 }
 
-void FlowNet::LinkLoad(uint32_t l) {
-  if (link_seen_[l] >= first_solve_ && link_seen_[l] >= link_moved_[l]) {
-    return;
-  }
-  link_seen_[l] = local_stamp_;
+void FlowNet::UpdateBottleneck(uint32_t l) {
   double load = 0;
   double most = 0;
   for (uint32_t g : on_link_[l]) {
@@ -180,6 +202,7 @@ void FlowNet::LinkLoad(uint32_t l) {
   bottleneck_[l] = load >= capacity_ * (1 - kSlack)
                        ? most * (1 - kSlack)
                        : std::numeric_limits<double>::infinity();
+  bottleneck_known_[l] = 1;
 }
 
 bool FlowNet::HasBottleneck(uint32_t id) {
@@ -187,51 +210,42 @@ bool FlowNet::HasBottleneck(uint32_t id) {
   const double r = trial_[id];
   if (f.demand > 0 && r >= f.demand * (1 - kSlack)) return true;
   for (uint32_t l : f.links) {
-    LinkLoad(l);
+    if (!bottleneck_known_[l]) UpdateBottleneck(l);
     if (r >= bottleneck_[l]) return true;
   }
   return false;
 }
 
 bool FlowNet::Expand() {
-  ++check_stamp_;
-  const size_t solved = set_.size();
+  ++queue_stamp_;  // flows that join now are checked after the next solve
+  checking_.swap(queue_);
   bool added = false;
-  for (size_t i = 0; i < solved; ++i) {
-    for (uint32_t l : flows_[set_[i]].links) {
-      // A link shared by several flows of the set is scanned once: its
-      // flows are all checked the first time.
-      if (link_scanned_[l] == check_stamp_) continue;
-      link_scanned_[l] = check_stamp_;
-      for (uint32_t g : on_link_[l]) {
-        if (checked_[g] == check_stamp_) continue;
-        checked_[g] = check_stamp_;
-        if (HasBottleneck(g)) continue;
-        if (in_set_[g] != stamp_) {
-          Include(g);
-          added = true;
-          continue;
-        }
-        // Solved, yet held below its share by a flow outside the set: one
-        // with more on a full link (every link of `g` has its bottleneck_
-        // from the check). Those join the set; the others on its links keep
-        // their bottlenecks as far as `g` is concerned, and joining them too
-        // (as all of them once did) made the solves half as large again for
-        // no fewer rounds.
-        const double r = trial_[g];
-        for (uint32_t m : flows_[g].links) {
-          if (bottleneck_[m] == std::numeric_limits<double>::infinity()) {
-            continue;
-          }
-          for (uint32_t h : on_link_[m]) {
-            if (in_set_[h] == stamp_ || r >= trial_[h] * (1 - kSlack)) continue;
-            Include(h);
-            added = true;
-          }
-        }
+  for (uint32_t g : checking_) {
+    if (HasBottleneck(g)) continue;
+    if (in_set_[g] != stamp_) {
+      Include(g);
+      added = true;
+      continue;
+    }
+    // Solved, yet held below its share by a flow outside the set: one
+    // with more on a full link (every link of `g` has its bottleneck_
+    // from the check). Those join the set; the others on its links keep
+    // their bottlenecks as far as `g` is concerned, and joining them too
+    // (as all of them once did) made the solves half as large again for
+    // no fewer rounds.
+    const double r = trial_[g];
+    for (uint32_t m : flows_[g].links) {
+      if (bottleneck_[m] == std::numeric_limits<double>::infinity()) {
+        continue;
+      }
+      for (uint32_t h : on_link_[m]) {
+        if (in_set_[h] == stamp_ || r >= trial_[h] * (1 - kSlack)) continue;
+        Include(h);
+        added = true;
       }
     }
   }
+  checking_.clear();
   return added;
 }
 
@@ -249,14 +263,16 @@ const std::vector<FlowNet::Change>& FlowNet::Reallocate() {
   if (touched_.empty()) return changed_;
   Seed();
   if (set_.empty()) return changed_;
-  first_solve_ = local_stamp_ + 1;
   do {
     Solve();
   } while (Expand());
   for (uint32_t id : set_) {
     // Within rounding of the old rate: unchanged (no new end to schedule).
     if (std::abs(trial_[id] - rate_[id]) <= kSlack * rate_[id]) {
-      trial_[id] = rate_[id];
+      if (trial_[id] != rate_[id]) {
+        trial_[id] = rate_[id];
+        for (uint32_t l : flows_[id].links) bottleneck_known_[l] = 0;
+      }
       continue;
     }
     // Not if started above and solved again: reported already.

@@ -3,8 +3,9 @@
 // locally: after flows start, end or change their demand, only the flows
 // that share a link with a changed one are solved again, the rates of the
 // others being held fixed (their use taken off the links' capacity); then
-// every flow on a link whose load moved is checked for a bottleneck (a full
-// link on which no flow has more, or its own demand reached). A flow without
+// the flows that may have lost their bottleneck (a full link on which no
+// flow has more, or its own demand reached) are checked: those whose rate
+// moved, and those on a link whose least bottleneck rate rose. A flow without
 // one joins the solved set (a solved one without one: the flows outside the
 // set that have more on its full links join it) and the solve repeats. Which
 // flows join changes the rounds, not the result: an allocation in which
@@ -72,9 +73,11 @@ class FlowNet {
   // Adds to set_ the flows around set_ that lack a bottleneck; false if none.
   bool Expand();
   bool HasBottleneck(uint32_t id);
-  // Brings link `l`'s bottleneck_ up to date with trial_.
-  void LinkLoad(uint32_t l);
+  // Link `l`'s bottleneck_ from trial_.
+  void UpdateBottleneck(uint32_t l);
   void Include(uint32_t id);
+  // To be checked by the next Expand.
+  void Queue(uint32_t id);
 
   double capacity_;
   std::vector<Flow> flows_;
@@ -89,18 +92,21 @@ class FlowNet {
   // Scratch of one Reallocate.
   uint32_t stamp_ = 0;
   std::vector<uint32_t> set_;
-  std::vector<uint32_t> in_set_;        // per flow: stamp_ when in set_
-  std::vector<uint32_t> checked_;       // per flow: stamp of its last check
-  std::vector<uint32_t> link_scanned_;  // per link: stamp of Expand's scan
-  uint32_t check_stamp_ = 0;
+  std::vector<uint32_t> in_set_;  // per flow: stamp_ when in set_
+  // Flows to check: those that joined the set or whose rate moved since the
+  // last check, and the flows of the links whose bottleneck_ rose.
+  std::vector<uint32_t> queue_;
+  std::vector<uint32_t> checking_;
+  std::vector<uint32_t> queued_;  // per flow: queue_stamp_ when in queue_
+  uint32_t queue_stamp_ = 1;
   // Per link: the least rate for which it is a flow's bottleneck (the most
-  // of its flows' rates, less the slack, if it is full; else +inf), as of
-  // Solve link_seen_; valid if no flow on it has moved since (link_moved_,
-  // the Solve that last moved one) in this Reallocate (from first_solve_).
+  // of its flows' rates, less the slack, if it is full; else +inf), kept
+  // between Reallocates; known unless its flows or their rates changed
+  // since (other than by a Solve, which updates it).
   std::vector<double> bottleneck_;
-  std::vector<uint32_t> link_seen_;
-  std::vector<uint32_t> link_moved_;
-  uint32_t first_solve_ = 0;
+  std::vector<uint8_t> bottleneck_known_;
+  std::vector<uint32_t> link_moved_;  // per link: local_stamp_ of a move
+  std::vector<uint32_t> moved_;       // links whose rates the Solve moved
   // Per link: what the flows outside set_ leave of it; valid while
   // spare_stamp_ is stamp_ (Include resets it).
   std::vector<double> spare_;
