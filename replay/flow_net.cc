@@ -22,10 +22,9 @@ FlowNet::FlowNet(size_t num_links, double capacity)
       bottleneck_(num_links, 0),
       bottleneck_known_(num_links, 0),
       link_moved_(num_links, 0),
-      spare_(num_links, 0),
-      spare_stamp_(num_links, 0),
       link_local_(num_links, 0),
-      link_local_stamp_(num_links, 0) {}
+      link_local_stamp_(num_links, 0),
+      held_(num_links, 0) {}
 
 uint32_t FlowNet::Add(std::vector<uint32_t> links, double demand) {
   uint32_t id;
@@ -119,7 +118,9 @@ void FlowNet::Touch(const std::vector<uint32_t>& links) {
 void FlowNet::Include(uint32_t id) {
   in_set_[id] = stamp_;
   set_.push_back(id);
-  for (uint32_t l : flows_[id].links) spare_stamp_[l] = 0;
+  for (uint32_t l : flows_[id].links) {
+    if (link_local_stamp_[l] == stamp_) held_[l] -= rate_[id];
+  }
   Queue(id);
 }
 
@@ -132,6 +133,7 @@ void FlowNet::Queue(uint32_t id) {
 void FlowNet::Seed() {
   ++stamp_;
   set_.clear();
+  posed_ = 0;
   for (uint32_t l : touched_) {
     for (uint32_t id : on_link_[l]) {
       if (in_set_[id] != stamp_) Include(id);
@@ -145,27 +147,32 @@ void FlowNet::Solve() {
   ++solves_;
   solved_flows_ += set_.size();
   ++local_stamp_;
-  solver_.Clear();
-  for (uint32_t id : set_) {
-    const Flow& f = flows_[id];
+  // The problem of the last Solve stands but for the flows that joined the
+  // set since (appended, as in set_) and the capacity left on their links.
+  if (posed_ == 0) solver_.Clear();
+  for (size_t i = posed_; i < set_.size(); ++i) {
+    const Flow& f = flows_[set_[i]];
     solver_.AddFlow(f.demand);
     for (uint32_t l : f.links) {
-      if (link_local_stamp_[l] != local_stamp_) {
-        link_local_stamp_[l] = local_stamp_;
+      if (link_local_stamp_[l] != stamp_) {
+        link_local_stamp_[l] = stamp_;
         link_local_[l] = static_cast<uint32_t>(solver_.capacity.size());
-        if (spare_stamp_[l] != stamp_) {
-          spare_stamp_[l] = stamp_;
-          double held = 0;
-          for (uint32_t g : on_link_[l]) {
-            if (in_set_[g] != stamp_) held += rate_[g];
-          }
-          spare_[l] = std::max(capacity_ - held, 0.0);
+        solver_.capacity.push_back(0);
+        double held = 0;
+        for (uint32_t g : on_link_[l]) {
+          if (in_set_[g] != stamp_) held += rate_[g];
         }
-        solver_.capacity.push_back(spare_[l]);
+        held_[l] = held;
       }
       solver_.resources.push_back(link_local_[l]);
     }
   }
+  for (size_t i = posed_; i < set_.size(); ++i) {
+    for (uint32_t l : flows_[set_[i]].links) {
+      solver_.capacity[link_local_[l]] = std::max(capacity_ - held_[l], 0.0);
+    }
+  }
+  posed_ = set_.size();
   const std::vector<double>& rate = solver_.Solve();
   for (size_t i = 0; i < set_.size(); ++i) {
     const uint32_t id = set_[i];

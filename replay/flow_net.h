@@ -107,12 +107,14 @@ class FlowNet {
   std::vector<uint8_t> bottleneck_known_;
   std::vector<uint32_t> link_moved_;  // per link: local_stamp_ of a move
   std::vector<uint32_t> moved_;       // links whose rates the Solve moved
-  // Per link: what the flows outside set_ leave of it; valid while
-  // spare_stamp_ is stamp_ (Include resets it).
-  std::vector<double> spare_;
-  std::vector<uint32_t> spare_stamp_;
-  std::vector<uint32_t> link_local_;  // per link: index in one Solve
+  // The problem of the last Solve: set_[0 .. posed_), and per link its
+  // index there (link_local_, if link_local_stamp_ is stamp_) and the sum
+  // of the rates of its flows outside set_ (summed when it is first posed,
+  // less the rate of each flow that joins the set after).
+  size_t posed_ = 0;
+  std::vector<uint32_t> link_local_;
   std::vector<uint32_t> link_local_stamp_;
+  std::vector<double> held_;
   uint32_t local_stamp_ = 0;  // counts the Solves
   std::vector<Change> changed_;
   std::vector<uint32_t> started_;   // added at their demand, not reported
