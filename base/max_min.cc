@@ -97,7 +97,8 @@ void MaxMinSolver::UpdateLevel(uint32_t r) {
 // brought up to date until it was current. If no level seen is above the
 // current one, that finds the lowest current level, and brings up to date
 // the levels seen below it; the scan does both. A level can fall by a
-// rounding, though: then the heap's steps are taken one by one.
+// rounding, though: then the heap's steps are taken one by one. Without
+// heap_order, the lowest current level is the answer.
 uint32_t MaxMinSolver::TopResource() {
   uint32_t top = kNoResource;
   double low = kInf;
@@ -113,6 +114,7 @@ uint32_t MaxMinSolver::TopResource() {
     }
   }
   active_.resize(kept);
+  if (!heap_order) return top;
   if (fell) return HeapOrderTop();
   for (const uint32_t r : active_) {
     if (seen_[r] < low || (seen_[r] == low && r < top)) seen_[r] = level_[r];

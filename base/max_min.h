@@ -45,6 +45,12 @@ class MaxMinSolver {
   std::vector<double> demand;        // per flow; 0 = none
   std::vector<uint32_t> flow_begin;  // flow i crosses resources
   std::vector<uint32_t> resources;   //   resources[flow_begin[i] .. [i+1])
+  // Which of two levels equal within rounding is full first: with
+  // `heap_order`, as the lazy heap of earlier versions had it, so the rates
+  // are theirs bit for bit (MaxMinRates: the model ladder prints them in
+  // full); without, the lower as computed, which saves a scan per event.
+  // The same allocation up to rounding either way.
+  bool heap_order = true;
 
   void Clear();
   // Appends a flow; then append its resources to `resources`.

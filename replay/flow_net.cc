@@ -24,7 +24,11 @@ FlowNet::FlowNet(size_t num_links, double capacity)
       link_moved_(num_links, 0),
       link_local_(num_links, 0),
       link_local_stamp_(num_links, 0),
-      held_(num_links, 0) {}
+      held_(num_links, 0) {
+  // What counts here is the allocation (rates within kSlack), not the bits
+  // of one order of fixes among levels equal within rounding.
+  solver_.heap_order = false;
+}
 
 uint32_t FlowNet::Add(std::vector<uint32_t> links, double demand) {
   uint32_t id;
