@@ -230,34 +230,28 @@ bool FlowNet::HasBottleneck(uint32_t id) {
 bool FlowNet::Expand() {
   ++queue_stamp_;  // flows that join now are checked after the next solve
   checking_.swap(queue_);
-  bool added = false;
+  const size_t solved = set_.size();
   for (uint32_t g : checking_) {
     if (HasBottleneck(g)) continue;
-    if (in_set_[g] != stamp_) {
-      Include(g);
-      added = true;
-      continue;
-    }
-    // Solved, yet held below its share by a flow outside the set: one
-    // with more on a full link (every link of `g` has its bottleneck_
-    // from the check). Those join the set; the others on its links keep
-    // their bottlenecks as far as `g` is concerned, and joining them too
-    // (as all of them once did) made the solves half as large again for
-    // no fewer rounds.
+    if (in_set_[g] != stamp_) Include(g);
+    // The flows outside the set with more than `g` on one of its full links
+    // (each has its bottleneck_ from the check) join too: if `g` was
+    // solved, they are what holds it below its share; if not, they will be
+    // once it has grown, and joining them now saves that round. The others
+    // on its links keep their bottlenecks as far as `g` is concerned;
+    // joining them too made the solves larger for no fewer rounds.
     const double r = trial_[g];
     for (uint32_t m : flows_[g].links) {
       if (bottleneck_[m] == std::numeric_limits<double>::infinity()) {
         continue;
       }
       for (uint32_t h : on_link_[m]) {
-        if (in_set_[h] == stamp_ || r >= trial_[h] * (1 - kSlack)) continue;
-        Include(h);
-        added = true;
+        if (in_set_[h] != stamp_ && r < trial_[h] * (1 - kSlack)) Include(h);
       }
     }
   }
   checking_.clear();
-  return added;
+  return set_.size() > solved;
 }
 
 const std::vector<FlowNet::Change>& FlowNet::Reallocate() {

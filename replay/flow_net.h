@@ -6,11 +6,11 @@
 // the flows that may have lost their bottleneck (a full link on which no
 // flow has more, or its own demand reached) are checked: those whose rate
 // moved, and those on a link whose least bottleneck rate rose. A flow without
-// one joins the solved set (a solved one without one: the flows outside the
-// set that have more on its full links join it) and the solve repeats. Which
-// flows join changes the rounds, not the result: an allocation in which
-// every flow has a bottleneck is the max-min fair one, so the result is the
-// global allocation, found without touching the flows far from the change.
+// one joins the solved set, and so do the flows outside it that have more on
+// one of its full links, and the solve repeats. Which flows join changes the
+// rounds, not the result: an allocation in which every flow has a
+// bottleneck is the max-min fair one, so the result is the global
+// allocation, found without touching the flows far from the change.
 #ifndef CCREPLAY_REPLAY_FLOW_NET_H_
 #define CCREPLAY_REPLAY_FLOW_NET_H_
 
