@@ -1,7 +1,6 @@
 #include "base/max_min.h"
 
 #include <algorithm>
-#include <functional>
 #include <limits>
 
 namespace ccreplay {
@@ -27,9 +26,9 @@ void MaxMinSolver::AddFlow(double demand_bps) {
   demand.push_back(demand_bps);
 }
 
-// The filling state: per resource its capacity left by fixed flows and its
-// unfixed flows, and a heap of (level at which it is full, resource) whose
-// stale entries are skipped.
+// The filling state: per resource its capacity left by fixed flows, its
+// unfixed flows, the level at which it is full (+inf without unfixed
+// flows) and that level as last seen by TopResource.
 void MaxMinSolver::Build() {
   const size_t num_flows = demand.size();
   const size_t num_res = capacity.size();
@@ -47,10 +46,15 @@ void MaxMinSolver::Build() {
       on_[fill_[resources[k]]++] = i;
     }
   }
+  level_.resize(num_res);
+  for (uint32_t r = 0; r < num_res; ++r) UpdateLevel(r);
+  seen_.assign(level_.begin(), level_.end());
+  active_.clear();
+  for (uint32_t r = 0; r < num_res; ++r) {
+    if (unfixed_[r] > 0) active_.push_back(r);
+  }
   rate_.assign(num_flows, kInf);
   fixed_.assign(num_flows, 0);
-  heap_.clear();
-  for (uint32_t r = 0; r < num_res; ++r) Push(r);
 }
 
 const std::vector<double>& MaxMinSolver::Solve() {
@@ -66,15 +70,13 @@ const std::vector<double>& MaxMinSolver::Solve() {
   while (true) {
     while (next < by_demand_.size() && fixed_[by_demand_[next]]) ++next;
     const uint32_t r = TopResource();
-    const double full = r == kNoResource ? kInf : heap_.front().first;
+    const double full = r == kNoResource ? kInf : level_[r];
     const double d = next < by_demand_.size() ? demand[by_demand_[next]] : kInf;
     if (full == kInf && d == kInf) break;
     if (d <= full) {
       Fix(by_demand_[next], d);
       continue;
     }
-    std::pop_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
-    heap_.pop_back();
     for (uint32_t k = begin_[r]; k < begin_[r + 1]; ++k) {
       if (!fixed_[on_[k]]) Fix(on_[k], full);
     }
@@ -82,34 +84,57 @@ const std::vector<double>& MaxMinSolver::Solve() {
   return rate_;
 }
 
-void MaxMinSolver::Push(uint32_t r) {
-  if (unfixed_[r] > 0) {
-    heap_.emplace_back(std::max(left_[r], 0.0) / unfixed_[r], r);
-    std::push_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
-  }
+void MaxMinSolver::UpdateLevel(uint32_t r) {
+  level_[r] = unfixed_[r] > 0 ? std::max(left_[r], 0.0) / unfixed_[r] : kInf;
 }
 
-// The resource that is full first. Every resource with unfixed flows has
-// one entry, whose level may be stale: Fix only lowers `left_` by rates no
-// higher than the current level and takes one unfixed flow, so a level
-// never falls, and a stale entry is low. A top entry that is stale is
-// raised to its level and sifted down; a current one is the lowest.
+// The resource that is full first: the lowest level, the lowest index among
+// equal ones, as a lazy min-heap finds it; its order decides, through the
+// rounding, the last bits of the rates, which are kept so. The heap held
+// one entry per resource, its level as last seen: Fix only lowers `left_`
+// by rates no higher than the current level and takes one unfixed flow, so
+// a level never falls, and a seen level is low; the lowest seen one was
+// brought up to date until it was current. If no level seen is above the
+// current one, that finds the lowest current level, and brings up to date
+// the levels seen below it; the scan does both. A level can fall by a
+// rounding, though: then the heap's steps are taken one by one. Without
+// heap_order, the lowest current level is the answer.
 uint32_t MaxMinSolver::TopResource() {
-  while (!heap_.empty()) {
-    const uint32_t r = heap_.front().second;
-    if (unfixed_[r] > 0) {
-      const double level = std::max(left_[r], 0.0) / unfixed_[r];
-      if (heap_.front().first == level) return r;
-    }
-    std::pop_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
-    if (unfixed_[r] > 0) {
-      heap_.back().first = std::max(left_[r], 0.0) / unfixed_[r];
-      std::push_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
-    } else {
-      heap_.pop_back();
+  uint32_t top = kNoResource;
+  double low = kInf;
+  bool fell = false;
+  size_t kept = 0;
+  for (const uint32_t r : active_) {
+    if (unfixed_[r] == 0) continue;  // full or passed: out for good
+    active_[kept++] = r;
+    fell |= seen_[r] > level_[r];
+    if (level_[r] < low || (level_[r] == low && r < top)) {
+      low = level_[r];
+      top = r;
     }
   }
-  return kNoResource;
+  active_.resize(kept);
+  if (!heap_order) return top;
+  if (fell) return HeapOrderTop();
+  for (const uint32_t r : active_) {
+    if (seen_[r] < low || (seen_[r] == low && r < top)) seen_[r] = level_[r];
+  }
+  return top;
+}
+
+uint32_t MaxMinSolver::HeapOrderTop() {
+  while (true) {
+    uint32_t top = kNoResource;
+    double low = kInf;
+    for (const uint32_t r : active_) {
+      if (seen_[r] < low || (seen_[r] == low && r < top)) {
+        low = seen_[r];
+        top = r;
+      }
+    }
+    if (top == kNoResource || level_[top] == low) return top;
+    seen_[top] = level_[top];
+  }
 }
 
 void MaxMinSolver::Fix(uint32_t i, double rate) {
@@ -118,7 +143,8 @@ void MaxMinSolver::Fix(uint32_t i, double rate) {
   for (uint32_t k = flow_begin[i]; k < flow_begin[i + 1]; ++k) {
     const uint32_t r = resources[k];
     left_[r] -= rate;
-    --unfixed_[r];  // its heap entry is now stale (TopResource)
+    --unfixed_[r];
+    UpdateLevel(r);
   }
 }
 

@@ -9,10 +9,12 @@
 //
 // Implementation: water-filling by levels. Every unfixed flow runs at the
 // current level; a resource r is full at level (capacity_r - rates of its
-// fixed flows) / (its unfixed flows), kept in a min-heap, and the flows'
-// demands are visited in increasing order; the lower of the two next
-// events fixes one flow (a demand) or every unfixed flow of one resource (a
-// full resource). O(E log E) for E (flow, resource) pairs.
+// fixed flows) / (its unfixed flows), the lowest found by a scan of the
+// resources, and the flows' demands are visited in increasing order; the
+// lower of the two next events fixes one flow (a demand) or every unfixed
+// flow of one resource (a full resource). O(E + F R) for E (flow, resource)
+// pairs, R resources and F events: a scan of the few resources of a solve
+// costs less than a heap's upkeep at every fix.
 #ifndef CCREPLAY_BASE_MAX_MIN_H_
 #define CCREPLAY_BASE_MAX_MIN_H_
 
@@ -43,6 +45,12 @@ class MaxMinSolver {
   std::vector<double> demand;        // per flow; 0 = none
   std::vector<uint32_t> flow_begin;  // flow i crosses resources
   std::vector<uint32_t> resources;   //   resources[flow_begin[i] .. [i+1])
+  // Which of two levels equal within rounding is full first: with
+  // `heap_order`, as the lazy heap of earlier versions had it, so the rates
+  // are theirs bit for bit (MaxMinRates: the model ladder prints them in
+  // full); without, the lower as computed, which saves a scan per event.
+  // The same allocation up to rounding either way.
+  bool heap_order = true;
 
   void Clear();
   // Appends a flow; then append its resources to `resources`.
@@ -51,9 +59,9 @@ class MaxMinSolver {
   const std::vector<double>& Solve();
 
  private:
-  using Entry = std::pair<double, uint32_t>;
-  void Push(uint32_t r);
+  void UpdateLevel(uint32_t r);
   uint32_t TopResource();
+  uint32_t HeapOrderTop();
   void Fix(uint32_t i, double rate);
   void Build();
 
@@ -65,7 +73,11 @@ class MaxMinSolver {
   std::vector<double> rate_;
   std::vector<uint8_t> fixed_;
   std::vector<uint32_t> by_demand_;
-  std::vector<Entry> heap_;  // a min-heap on (level, resource)
+  std::vector<double> level_;  // per resource: at which it is full
+  // Per resource: its level when TopResource last brought it up to date.
+  std::vector<double> seen_;
+  // The resources that had unfixed flows at the last TopResource.
+  std::vector<uint32_t> active_;
 };
 
 }  // namespace ccreplay

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include "base/max_min.h"
@@ -18,12 +19,16 @@ FlowNet::FlowNet(size_t num_links, double capacity)
     : capacity_(capacity),
       on_link_(num_links),
       link_touched_(num_links, 0),
-      link_seen_(num_links, 0),
-      link_scanned_(num_links, 0),
-      load_(num_links, 0),
-      max_(num_links, 0),
+      bottleneck_(num_links, 0),
+      bottleneck_known_(num_links, 0),
+      link_moved_(num_links, 0),
       link_local_(num_links, 0),
-      link_local_stamp_(num_links, 0) {}
+      link_local_stamp_(num_links, 0),
+      held_(num_links, 0) {
+  // What counts here is the allocation (rates within kSlack), not the bits
+  // of one order of fixes among levels equal within rounding.
+  solver_.heap_order = false;
+}
 
 uint32_t FlowNet::Add(std::vector<uint32_t> links, double demand) {
   uint32_t id;
@@ -33,17 +38,22 @@ uint32_t FlowNet::Add(std::vector<uint32_t> links, double demand) {
   } else {
     id = static_cast<uint32_t>(flows_.size());
     flows_.emplace_back();
+    rate_.push_back(0);
+    trial_.push_back(0);
     in_set_.push_back(0);
-    new_rate_.push_back(0);
-    checked_.push_back(0);
+    queued_.push_back(0);
     reported_.push_back(0);
   }
   Flow& f = flows_[id];
   f.links = std::move(links);
   f.demand = demand;
-  f.rate = 0;
+  rate_[id] = 0;
+  trial_[id] = 0;
   f.live = true;
-  for (uint32_t l : f.links) on_link_[l].push_back(id);
+  for (uint32_t l : f.links) {
+    on_link_[l].push_back(id);
+    bottleneck_known_[l] = 0;
+  }
   // Room for its whole demand on every link: it runs at its demand and no
   // one else moves (every other flow keeps its bottleneck).
   const bool room =
@@ -52,7 +62,8 @@ uint32_t FlowNet::Add(std::vector<uint32_t> links, double demand) {
         return Load(l) + demand <= capacity_ * (1 - kSlack);
       });
   if (room) {
-    f.rate = demand;
+    rate_[id] = demand;
+    trial_[id] = demand;
     f.unreported = true;
     started_.push_back(id);
   } else {
@@ -71,11 +82,13 @@ void FlowNet::Remove(uint32_t id) {
   for (uint32_t l : f.links) {
     std::vector<uint32_t>& on = on_link_[l];
     on.erase(std::find(on.begin(), on.end(), id));  // keeps the order
+    bottleneck_known_[l] = 0;
   }
-  if (!slack || f.rate == 0) Touch(f.links);
+  if (!slack || rate_[id] == 0) Touch(f.links);
   f.live = false;
   f.unreported = false;
-  f.rate = 0;
+  rate_[id] = 0;
+  trial_[id] = 0;
   free_.push_back(id);
 }
 
@@ -83,17 +96,18 @@ void FlowNet::SetDemand(uint32_t id, double demand) {
   Flow& f = flows_[id];
   // A cap the flow is below, replaced by one it is below too (or none),
   // changes no one's rate: the allocation stands.
-  const auto below = [&f](double cap) {
-    return cap == 0 || f.rate < cap * (1 - kSlack);
+  const double rate = rate_[id];
+  const auto below = [rate](double cap) {
+    return cap == 0 || rate < cap * (1 - kSlack);
   };
-  const bool same = f.live && f.rate > 0 && below(f.demand) && below(demand);
+  const bool same = f.live && rate > 0 && below(f.demand) && below(demand);
   f.demand = demand;
   if (!same) Touch(f.links);
 }
 
 double FlowNet::Load(uint32_t l) const {
   double load = 0;
-  for (uint32_t g : on_link_[l]) load += flows_[g].rate;
+  for (uint32_t g : on_link_[l]) load += rate_[g];
   return load;
 }
 
@@ -107,13 +121,23 @@ void FlowNet::Touch(const std::vector<uint32_t>& links) {
 
 void FlowNet::Include(uint32_t id) {
   in_set_[id] = stamp_;
-  new_rate_[id] = flows_[id].rate;
   set_.push_back(id);
+  for (uint32_t l : flows_[id].links) {
+    if (link_local_stamp_[l] == stamp_) held_[l] -= rate_[id];
+  }
+  Queue(id);
+}
+
+void FlowNet::Queue(uint32_t id) {
+  if (queued_[id] == queue_stamp_) return;
+  queued_[id] = queue_stamp_;
+  queue_.push_back(id);
 }
 
 void FlowNet::Seed() {
   ++stamp_;
   set_.clear();
+  posed_ = 0;
   for (uint32_t l : touched_) {
     for (uint32_t id : on_link_[l]) {
       if (in_set_[id] != stamp_) Include(id);
@@ -127,86 +151,107 @@ void FlowNet::Solve() {
   ++solves_;
   solved_flows_ += set_.size();
   ++local_stamp_;
-  solver_.Clear();
-  for (uint32_t id : set_) {
-    const Flow& f = flows_[id];
+  // The problem of the last Solve stands but for the flows that joined the
+  // set since (appended, as in set_) and the capacity left on their links.
+  if (posed_ == 0) solver_.Clear();
+  for (size_t i = posed_; i < set_.size(); ++i) {
+    const Flow& f = flows_[set_[i]];
     solver_.AddFlow(f.demand);
     for (uint32_t l : f.links) {
-      if (link_local_stamp_[l] != local_stamp_) {
-        link_local_stamp_[l] = local_stamp_;
+      if (link_local_stamp_[l] != stamp_) {
+        link_local_stamp_[l] = stamp_;
         link_local_[l] = static_cast<uint32_t>(solver_.capacity.size());
-        // What the flows outside the set leave of the link.
+        solver_.capacity.push_back(0);
         double held = 0;
         for (uint32_t g : on_link_[l]) {
-          if (in_set_[g] != stamp_) held += flows_[g].rate;
+          if (in_set_[g] != stamp_) held += rate_[g];
         }
-        solver_.capacity.push_back(std::max(capacity_ - held, 0.0));
+        held_[l] = held;
       }
       solver_.resources.push_back(link_local_[l]);
     }
   }
+  for (size_t i = posed_; i < set_.size(); ++i) {
+    for (uint32_t l : flows_[set_[i]].links) {
+      solver_.capacity[link_local_[l]] = std::max(capacity_ - held_[l], 0.0);
+    }
+  }
+  posed_ = set_.size();
   const std::vector<double>& rate = solver_.Solve();
-  for (size_t i = 0; i < set_.size(); ++i) new_rate_[set_[i]] = rate[i];
+  for (size_t i = 0; i < set_.size(); ++i) {
+    const uint32_t id = set_[i];
+    if (trial_[id] == rate[i]) continue;
+    trial_[id] = rate[i];
+    Queue(id);
+    for (uint32_t l : flows_[id].links) {
+      if (link_moved_[l] == local_stamp_) continue;
+      link_moved_[l] = local_stamp_;
+      moved_.push_back(l);
+    }
+  }
+  // A flow keeps its bottleneck while its rate stays and no bottleneck rate
+  // of its links rises (one that falls only adds bottlenecks): on a link
+  // whose rate rose (or was not known), every flow is checked again.
+  for (uint32_t l : moved_) {
+    const bool known = bottleneck_known_[l];
+    const double was = bottleneck_[l];
+    UpdateBottleneck(l);
+    if (known && bottleneck_[l] <= was) continue;
+    for (uint32_t g : on_link_[l]) Queue(g);
+  }
+  moved_.clear();
 }
 
-void FlowNet::LinkLoad(uint32_t l) {
-  if (link_seen_[l] == check_stamp_) return;
-  link_seen_[l] = check_stamp_;
+void FlowNet::UpdateBottleneck(uint32_t l) {
   double load = 0;
   double most = 0;
   for (uint32_t g : on_link_[l]) {
-    const double r = RateOf(g);
+    const double r = trial_[g];
     load += r;
     most = std::max(most, r);
   }
-  load_[l] = load;
-  max_[l] = most;
+  bottleneck_[l] = load >= capacity_ * (1 - kSlack)
+                       ? most * (1 - kSlack)
+                       : std::numeric_limits<double>::infinity();
+  bottleneck_known_[l] = 1;
 }
 
 bool FlowNet::HasBottleneck(uint32_t id) {
   const Flow& f = flows_[id];
-  const double r = RateOf(id);
+  const double r = trial_[id];
   if (f.demand > 0 && r >= f.demand * (1 - kSlack)) return true;
   for (uint32_t l : f.links) {
-    LinkLoad(l);
-    if (load_[l] >= capacity_ * (1 - kSlack) && r >= max_[l] * (1 - kSlack)) {
-      return true;
-    }
+    if (!bottleneck_known_[l]) UpdateBottleneck(l);
+    if (r >= bottleneck_[l]) return true;
   }
   return false;
 }
 
 bool FlowNet::Expand() {
-  ++check_stamp_;
+  ++queue_stamp_;  // flows that join now are checked after the next solve
+  checking_.swap(queue_);
   const size_t solved = set_.size();
-  bool added = false;
-  for (size_t i = 0; i < solved; ++i) {
-    for (uint32_t l : flows_[set_[i]].links) {
-      // A link shared by several flows of the set is scanned once: its
-      // flows are all checked the first time.
-      if (link_scanned_[l] == check_stamp_) continue;
-      link_scanned_[l] = check_stamp_;
-      for (uint32_t g : on_link_[l]) {
-        if (checked_[g] == check_stamp_) continue;
-        checked_[g] = check_stamp_;
-        if (HasBottleneck(g)) continue;
-        if (in_set_[g] != stamp_) {
-          Include(g);
-          added = true;
-          continue;
-        }
-        // Solved, yet held below its share by a flow outside the set.
-        for (uint32_t m : flows_[g].links) {
-          for (uint32_t h : on_link_[m]) {
-            if (in_set_[h] == stamp_) continue;
-            Include(h);
-            added = true;
-          }
-        }
+  for (uint32_t g : checking_) {
+    if (HasBottleneck(g)) continue;
+    if (in_set_[g] != stamp_) Include(g);
+    // The flows outside the set with more than `g` on one of its full links
+    // (each has its bottleneck_ from the check) join too: if `g` was
+    // solved, they are what holds it below its share; if not, they will be
+    // once it has grown, and joining them now saves that round. The others
+    // on its links keep their bottlenecks as far as `g` is concerned;
+    // joining them too made the solves larger for no fewer rounds.
+    const double r = trial_[g];
+    for (uint32_t m : flows_[g].links) {
+      if (bottleneck_[m] == std::numeric_limits<double>::infinity()) {
+        continue;
+      }
+      for (uint32_t h : on_link_[m]) {
+        if (in_set_[h] != stamp_ && r < trial_[h] * (1 - kSlack)) Include(h);
       }
     }
   }
-  return added;
+  checking_.clear();
+  return set_.size() > solved;
 }
 
 const std::vector<FlowNet::Change>& FlowNet::Reallocate() {
@@ -228,15 +273,16 @@ const std::vector<FlowNet::Change>& FlowNet::Reallocate() {
   } while (Expand());
   for (uint32_t id : set_) {
     // Within rounding of the old rate: unchanged (no new end to schedule).
-    if (std::abs(new_rate_[id] - flows_[id].rate) <= kSlack * flows_[id].rate) {
+    if (std::abs(trial_[id] - rate_[id]) <= kSlack * rate_[id]) {
+      if (trial_[id] != rate_[id]) {
+        trial_[id] = rate_[id];
+        for (uint32_t l : flows_[id].links) bottleneck_known_[l] = 0;
+      }
       continue;
     }
-    if (reported_[id] == report_stamp_) {  // started above, solved again
-      flows_[id].rate = new_rate_[id];
-      continue;
-    }
-    changed_.push_back({id, flows_[id].rate});
-    flows_[id].rate = new_rate_[id];
+    // Not if started above and solved again: reported already.
+    if (reported_[id] != report_stamp_) changed_.push_back({id, rate_[id]});
+    rate_[id] = trial_[id];
   }
   return changed_;
 }

@@ -3,11 +3,14 @@
 // locally: after flows start, end or change their demand, only the flows
 // that share a link with a changed one are solved again, the rates of the
 // others being held fixed (their use taken off the links' capacity); then
-// every flow on a link whose load moved is checked for a bottleneck (a full
-// link on which no flow has more, or its own demand reached). A flow without
-// one joins the solved set and the solve repeats. An allocation in which
-// every flow has a bottleneck is the max-min fair one, so the result is the
-// global allocation, found without touching the flows far from the change.
+// the flows that may have lost their bottleneck (a full link on which no
+// flow has more, or its own demand reached) are checked: those whose rate
+// moved, and those on a link whose least bottleneck rate rose. A flow without
+// one joins the solved set, and so do the flows outside it that have more on
+// one of its full links, and the solve repeats. Which flows join changes the
+// rounds, not the result: an allocation in which every flow has a
+// bottleneck is the max-min fair one, so the result is the global
+// allocation, found without touching the flows far from the change.
 #ifndef CCREPLAY_REPLAY_FLOW_NET_H_
 #define CCREPLAY_REPLAY_FLOW_NET_H_
 
@@ -42,7 +45,7 @@ class FlowNet {
   };
   const std::vector<Change>& Reallocate();
 
-  double rate(uint32_t id) const { return flows_[id].rate; }
+  double rate(uint32_t id) const { return rate_[id]; }
   double demand(uint32_t id) const { return flows_[id].demand; }
   const std::vector<uint32_t>& links(uint32_t id) const {
     return flows_[id].links;
@@ -57,7 +60,6 @@ class FlowNet {
   struct Flow {
     std::vector<uint32_t> links;
     double demand = 0;
-    double rate = 0;
     bool live = false;
     bool unreported = false;  // started at its demand, not yet reported
   };
@@ -66,19 +68,22 @@ class FlowNet {
   double Load(uint32_t l) const;
   // Flows on the touched links: the first set to solve.
   void Seed();
-  // Solves set_ with the other flows' rates held; new rates in new_rate_.
+  // Solves set_ with the other flows' rates held; new rates in trial_.
   void Solve();
   // Adds to set_ the flows around set_ that lack a bottleneck; false if none.
   bool Expand();
-  double RateOf(uint32_t id) const {
-    return in_set_[id] == stamp_ ? new_rate_[id] : flows_[id].rate;
-  }
   bool HasBottleneck(uint32_t id);
-  void LinkLoad(uint32_t l);
+  // Link `l`'s bottleneck_ from trial_.
+  void UpdateBottleneck(uint32_t l);
   void Include(uint32_t id);
+  // To be checked by the next Expand.
+  void Queue(uint32_t id);
 
   double capacity_;
   std::vector<Flow> flows_;
+  // Per flow, apart from Flow: the loops over a link's flows read only these.
+  std::vector<double> rate_;   // the allocation (as last reported)
+  std::vector<double> trial_;  // rate_, or its new rate while in set_
   std::vector<uint32_t> free_;
   std::vector<std::vector<uint32_t>> on_link_;  // live flow ids per link
   std::vector<uint32_t> touched_;               // links changed since solve
@@ -87,17 +92,30 @@ class FlowNet {
   // Scratch of one Reallocate.
   uint32_t stamp_ = 0;
   std::vector<uint32_t> set_;
-  std::vector<uint32_t> in_set_;        // per flow: stamp_ when in set_
-  std::vector<double> new_rate_;        // per flow
-  std::vector<uint32_t> checked_;       // per flow: stamp of its last check
-  std::vector<uint32_t> link_seen_;     // per link: stamp of load_/max_
-  std::vector<uint32_t> link_scanned_;  // per link: stamp of Expand's scan
-  std::vector<double> load_;
-  std::vector<double> max_;
-  uint32_t check_stamp_ = 0;
-  std::vector<uint32_t> link_local_;  // per link: index in one Solve
+  std::vector<uint32_t> in_set_;  // per flow: stamp_ when in set_
+  // Flows to check: those that joined the set or whose rate moved since the
+  // last check, and the flows of the links whose bottleneck_ rose.
+  std::vector<uint32_t> queue_;
+  std::vector<uint32_t> checking_;
+  std::vector<uint32_t> queued_;  // per flow: queue_stamp_ when in queue_
+  uint32_t queue_stamp_ = 1;
+  // Per link: the least rate for which it is a flow's bottleneck (the most
+  // of its flows' rates, less the slack, if it is full; else +inf), kept
+  // between Reallocates; known unless its flows or their rates changed
+  // since (other than by a Solve, which updates it).
+  std::vector<double> bottleneck_;
+  std::vector<uint8_t> bottleneck_known_;
+  std::vector<uint32_t> link_moved_;  // per link: local_stamp_ of a move
+  std::vector<uint32_t> moved_;       // links whose rates the Solve moved
+  // The problem of the last Solve: set_[0 .. posed_), and per link its
+  // index there (link_local_, if link_local_stamp_ is stamp_) and the sum
+  // of the rates of its flows outside set_ (summed when it is first posed,
+  // less the rate of each flow that joins the set after).
+  size_t posed_ = 0;
+  std::vector<uint32_t> link_local_;
   std::vector<uint32_t> link_local_stamp_;
-  uint32_t local_stamp_ = 0;
+  std::vector<double> held_;
+  uint32_t local_stamp_ = 0;  // counts the Solves
   std::vector<Change> changed_;
   std::vector<uint32_t> started_;   // added at their demand, not reported
   std::vector<uint32_t> reported_;  // per flow: report_stamp_ when reported
