@@ -11,6 +11,8 @@
 #ifndef CCREPLAY_BASE_EVENT_QUEUE_H_
 #define CCREPLAY_BASE_EVENT_QUEUE_H_
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -110,8 +112,9 @@ class RadixEventQueue {
   void Push(TimePs t, uint32_t kind, uint32_t a, uint32_t b = 0) {
     const uint64_t key = static_cast<uint64_t>(t.ps());
     if (t.ps() < 0 || key < last_) went_back_ = true;
-    buckets_[BucketOf(key)].push_back(
-        Slot{key, (next_seq_++ << 8) | (kind & 0xffu), a, b});
+    const size_t i = BucketOf(key);
+    buckets_[i].push_back(Slot{key, (next_seq_++ << 8) | (kind & 0xffu), a, b});
+    if (key < least_[i]) least_[i] = key;
     ++size_;
   }
   bool empty() const { return size_ == 0; }
@@ -145,9 +148,12 @@ class RadixEventQueue {
                       buckets_[0].begin() + static_cast<ptrdiff_t>(head0_));
     head0_ = 0;
     size_ = 0;
-    for (std::vector<Slot>& b : buckets_) {
+    for (size_t i = 0; i < 65; ++i) {
+      std::vector<Slot>& b = buckets_[i];
       std::erase_if(b, [&](const Slot& s) { return drop(ToEvent(s)); });
       size_ += b.size();
+      least_[i] = kNoTime;
+      for (const Slot& s : b) least_[i] = std::min(least_[i], s.time);
     }
   }
   // True if anything was pushed before the last popped time (or before 0):
@@ -177,14 +183,26 @@ class RadixEventQueue {
     size_t i = 1;
     while (buckets_[i].empty()) ++i;
     std::vector<Slot>& from = buckets_[i];
-    uint64_t least = from[0].time;
-    for (const Slot& s : from) least = s.time < least ? s.time : least;
-    last_ = least;
-    for (const Slot& s : from) buckets_[BucketOf(s.time)].push_back(s);
+    last_ = least_[i];  // kept by Push and here: no scan for it
+    least_[i] = kNoTime;
+    for (const Slot& s : from) {
+      const size_t to = BucketOf(s.time);
+      buckets_[to].push_back(s);
+      if (s.time < least_[to]) least_[to] = s.time;
+    }
     from.clear();
   }
 
+  static constexpr uint64_t kNoTime = ~uint64_t{0};
+  static constexpr std::array<uint64_t, 65> NoTimes() {
+    std::array<uint64_t, 65> a{};
+    a.fill(kNoTime);
+    return a;
+  }
   std::vector<Slot> buckets_[65];
+  // Per bucket i > 0: the least time in it (kNoTime when empty), so that
+  // Refill need not scan for it.
+  std::array<uint64_t, 65> least_ = NoTimes();
   size_t head0_ = 0;
   size_t size_ = 0;
   uint64_t last_ = 0;
