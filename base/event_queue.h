@@ -148,7 +148,7 @@ class RadixEventQueue {
                       buckets_[0].begin() + static_cast<ptrdiff_t>(head0_));
     head0_ = 0;
     size_ = 0;
-    for (size_t i = 0; i < 65; ++i) {
+    for (size_t i = 0; i < kBuckets; ++i) {
       std::vector<Slot>& b = buckets_[i];
       std::erase_if(b, [&](const Slot& s) { return drop(ToEvent(s)); });
       size_ += b.size();
@@ -193,16 +193,18 @@ class RadixEventQueue {
     from.clear();
   }
 
+  // Bucket 0 and one per bit at which a time can first differ from last_.
+  static constexpr size_t kBuckets = 65;
   static constexpr uint64_t kNoTime = ~uint64_t{0};
-  static constexpr std::array<uint64_t, 65> NoTimes() {
-    std::array<uint64_t, 65> a{};
+  static constexpr std::array<uint64_t, kBuckets> NoTimes() {
+    std::array<uint64_t, kBuckets> a{};
     a.fill(kNoTime);
     return a;
   }
-  std::vector<Slot> buckets_[65];
+  std::vector<Slot> buckets_[kBuckets];
   // Per bucket i > 0: the least time in it (kNoTime when empty), so that
   // Refill need not scan for it.
-  std::array<uint64_t, 65> least_ = NoTimes();
+  std::array<uint64_t, kBuckets> least_ = NoTimes();
   size_t head0_ = 0;
   size_t size_ = 0;
   uint64_t last_ = 0;

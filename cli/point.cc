@@ -154,22 +154,23 @@ std::vector<size_t> PointsOfRank(const std::vector<PointSpec>& specs, int rank,
   // Estimated cost: the bytes every chip moves, with a floor for the fixed
   // per-instruction work of small points.
   constexpr uint64_t kFloorBytes = 64 << 10;
-  auto cost = [&](size_t i) {
-    const PointSpec& p = specs[i];
-    return static_cast<double>(std::max<uint64_t>(p.bytes, kFloorBytes)) *
-           std::max<uint32_t>(p.n, 1);
-  };
+  std::vector<double> cost(specs.size());
   std::vector<size_t> order(specs.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    cost[i] =
+        static_cast<double>(std::max<uint64_t>(specs[i].bytes, kFloorBytes)) *
+        std::max<uint32_t>(specs[i].n, 1);
+    order[i] = i;
+  }
   std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return cost(a) > cost(b); });
+                   [&](size_t a, size_t b) { return cost[a] > cost[b]; });
   // Longest first, each to the rank with the least so far (the lowest on a
   // tie): every rank computes the same assignment.
   std::vector<double> load(std::max(ranks, 1), 0.0);
   std::vector<size_t> mine;
   for (size_t i : order) {
     const auto least = std::min_element(load.begin(), load.end());
-    *least += cost(i);
+    *least += cost[i];
     if (least - load.begin() == rank) mine.push_back(i);
   }
   std::sort(mine.begin(), mine.end());
@@ -204,27 +205,24 @@ absl::StatusOr<std::vector<PointResult>> RunPoints(
       for (PointOutcome& o : *share) outcomes.push_back(std::move(o));
     }
   }
-  std::vector<PointResult> results(specs.size());
-  std::vector<const absl::Status*> errors(specs.size());
-  std::vector<bool> seen(specs.size());
+  // Each point's outcome by index; the first error in spec order wins, as
+  // in a serial run.
+  std::vector<absl::StatusOr<PointResult>*> by_index(specs.size(), nullptr);
   for (PointOutcome& o : outcomes) {
-    if (o.index >= specs.size() || seen[o.index]) {
+    if (o.index >= specs.size() || by_index[o.index] != nullptr) {
       return absl::InternalError(
           absl::StrCat("point ", o.index, " of ", specs.size(),
                        " came back twice or does not exist"));
     }
-    seen[o.index] = true;
-    if (o.result.ok()) {
-      results[o.index] = *std::move(o.result);
-    } else {
-      errors[o.index] = &o.result.status();
-    }
+    by_index[o.index] = &o.result;
   }
-  // The first error in spec order wins, as in a serial run.
+  std::vector<PointResult> results(specs.size());
   for (size_t i = 0; i < specs.size(); ++i) {
-    if (!seen[i])
+    if (by_index[i] == nullptr) {
       return absl::InternalError(absl::StrCat("point ", i, " lost"));
-    if (errors[i] != nullptr) return *errors[i];
+    }
+    if (!by_index[i]->ok()) return by_index[i]->status();
+    results[i] = *std::move(*by_index[i]);
   }
   return results;
 }

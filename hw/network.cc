@@ -15,7 +15,12 @@ TimePs LinkFlight(const HwConfig& hw, const Topology& topo, uint32_t link) {
 }
 
 Network::Network(const HwConfig& hw, const Topology& topo, EventQueue& q)
-    : hw_(hw), topo_(topo), q_(q), vcs_(VirtualChannels(hw, topo)) {
+    : hw_(hw),
+      topo_(topo),
+      q_(q),
+      vcs_(VirtualChannels(hw, topo)),
+      max_wire_(std::max(hw.packet_payload_bytes, hw.message_payload_bytes) +
+                hw.packet_header_bytes) {
   // Inputs of a chip's port: its engines, then the acknowledgement path,
   // then every incoming link (relays). Inputs of a switch port: its
   // incoming links.
@@ -62,7 +67,6 @@ uint32_t Network::Inject(PacketKind kind, uint32_t src, uint32_t dst,
   pk.flow = Topology::FlowHash(src, dst, qp);
   const uint32_t id = packets_.New(pk);
   injected_++;
-  max_wire_ = std::max(max_wire_, WireBytes(pk));
   if (kind == PacketKind::kData) bytes_sent_[src] += payload;
   const uint32_t port = topo_.NextLink(src, dst, pk.flow);
   EnqueueAt(port, input, id, now);
@@ -190,8 +194,8 @@ Network::Pick Network::Arbitrate(Port& pt, uint32_t lg,
       const uint32_t dist = (i + inputs - start) % inputs;
       if (dist < last_dist) break;  // wrapped around to the start
       last_dist = dist + 1;
-      // With credit for the largest packet injected so far, the head's
-      // size need not be read (a cache miss on a large system).
+      // With credit for the largest packet there can be, the head's size
+      // need not be read (a cache miss on a large system).
       if (!hw_.switch_fifo && pt.HasCredit(vc, max_wire_)) return Pick{i, vc};
       const Packet& head = packets_[pt.Head(i, row)];
       if (!pt.HasCredit(vc, WireBytes(head))) {

@@ -204,6 +204,9 @@ class Network {
   const Topology& topo_;
   EventQueue& q_;
   uint32_t vcs_;  // virtual channels per link: VirtualChannels()
+  // Wire bytes of the largest packet there can be: a data packet carries at
+  // most packet_payload_bytes, a control packet message_payload_bytes.
+  uint32_t max_wire_;
   CdmaUnit* cdma_ = nullptr;
   ArrivalCoalescer coalesce_;
   NetRecorder* rec_ = nullptr;      // a timeline's observer, if any
@@ -211,7 +214,6 @@ class Network {
   std::vector<Port> ports_;         // one per directed link
   std::vector<uint32_t> in_index_;  // per link: input number at its dst node
   PacketPool packets_;
-  uint32_t max_wire_ = 0;  // wire bytes of the largest packet injected
   uint64_t injected_ = 0;
   std::vector<uint64_t> bytes_sent_;
   // Per (link into a switch, channel, lane group) with FIFO inputs: the
