@@ -117,14 +117,45 @@ class RadixEventQueue {
     if (key < least_[i]) least_[i] = key;
     ++size_;
   }
+  // Takes the sequence number an event pushed now would get, without
+  // pushing one: a block that folds an event (hw/coalesce.h) keeps its
+  // place among the events of its picosecond, and every later push gets the
+  // number it would have had if the event had been pushed.
+  uint64_t ReserveSeq() { return next_seq_++; }
+  // Schedules an event under a sequence number ReserveSeq() gave: it pops
+  // exactly where it would have had it been pushed then. Buckets hold their
+  // events in sequence order, so it is inserted, not appended (O(events
+  // pushed since the reservation in its bucket)).
+  // REQUIRES: (t, seq) after the last pop; each reserved number used once.
+  void PushReserved(TimePs t, uint64_t seq, uint32_t kind, uint32_t a,
+                    uint32_t b = 0) {
+    const uint64_t key = static_cast<uint64_t>(t.ps());
+    if (t.ps() < 0 || key < last_) went_back_ = true;
+    const size_t i = BucketOf(key);
+    std::vector<Slot>& bk = buckets_[i];
+    const Slot s{key, (seq << 8) | (kind & 0xffu), a, b};
+    const auto from = bk.begin() + static_cast<ptrdiff_t>(i == 0 ? head0_ : 0);
+    bk.insert(std::upper_bound(from, bk.end(), s.key,
+                               [](uint64_t k, const Slot& x) {
+                                 return k < x.key;
+                               }),
+              s);
+    if (key < least_[i]) least_[i] = key;
+    ++size_;
+  }
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
   // REQUIRES: !empty().
   Event Pop() {
     if (head0_ == buckets_[0].size()) Refill();
     --size_;
-    return ToEvent(buckets_[0][head0_++]);
+    const Slot& s = buckets_[0][head0_++];
+    last_key_ = s.key;
+    return ToEvent(s);
   }
+  // The sequence number of the event popped last: with its time (the
+  // current time), its place in the order of events.
+  uint64_t last_seq() const { return last_key_ >> 8; }
   void Reserve(size_t) {}
   // The kind and first operand of the event `ahead` pops after the next one
   // (0: the next), when it is known without work: an event at the time last
@@ -208,6 +239,7 @@ class RadixEventQueue {
   size_t head0_ = 0;
   size_t size_ = 0;
   uint64_t last_ = 0;
+  uint64_t last_key_ = 0;  // of the last pop: sequence << 8 | kind
   uint64_t next_seq_ = 0;
   bool went_back_ = false;
 };

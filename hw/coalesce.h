@@ -1,6 +1,8 @@
-// Exact coalescing of packet arrivals (docs/hardware-model.md,
-// "Coalescing"): the part of a burst of one write's packets whose arrival
-// events need not be simulated one by one.
+// Exact coalescing (docs/hardware-model.md, "Coalescing"): the events the
+// packet engine can fold without changing any result. Two kinds: the
+// arrivals of a write's packets that are certainly not its last
+// (ArrivalCoalescer, links without credit), and the credit returns to ports
+// where no packet waits (CreditFolder, links with credit).
 //
 // A data packet's last hop ends with a kArrive at its destination chip. On a
 // link without credit (link.buffer_bytes 0) that event does two things only:
@@ -23,9 +25,12 @@
 #ifndef CCREPLAY_HW_COALESCE_H_
 #define CCREPLAY_HW_COALESCE_H_
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "base/units.h"
 #include "hw/packet.h"
 
 namespace ccreplay {
@@ -81,6 +86,105 @@ class ArrivalCoalescer {
   uint64_t folded_ = 0;
   uint64_t* events_ = nullptr;
   absl::flat_hash_map<uint32_t, Burst> bursts_;
+};
+
+// A credit return (kCreditReturn) adds credit to its port and then serves
+// the port (Network::TryTransmit). With no packet waiting there, serving
+// does nothing, and nothing reads a port's credit while none of its packets
+// waits; so the event's only effect is the credit. Such a return is held
+// instead of scheduled, under the sequence number its event would have had
+// (RadixEventQueue::ReserveSeq, so every other event keeps its number).
+// When a packet is queued at the port (the only way one comes to wait),
+// the held returns that precede the current event in (time, sequence) order
+// are added, and the others are scheduled as the events they would have
+// been, at their reserved places (PushReserved): from then on the port runs
+// exactly as in the per-packet simulation. At the end of the run the ones
+// left are added, and the run has drained at the latest of them.
+class CreditFolder {
+ public:
+  // Folds nothing unless enabled, and only with credit (`buffer_bytes` >
+  // 0). Each held return adds one to *events and each one scheduled after
+  // all takes it back, so the count is the per-packet simulation's (and
+  // meets --max-events no later).
+  void Enable(bool on, uint64_t buffer_bytes, size_t ports, uint64_t* events) {
+    on_ = on && buffer_bytes > 0;
+    held_.assign(on_ ? ports : 0, {});
+    skip_.assign(on_ ? ports : 0, 0);
+    events_ = events;
+  }
+  bool enabled() const { return on_; }
+  // Whether to hold a return to `port`, where no packet waits now. Exact
+  // either way; a cost guess only: a held return that must be scheduled
+  // after all costs more than an event (an insertion in the queue), so a
+  // port whose last release scheduled one gets its next kSkipAfterSchedule
+  // returns as events (a congested port: packets keep coming).
+  bool ShouldHold(uint32_t port) {
+    if (skip_[port] == 0) return true;
+    --skip_[port];
+    return false;
+  }
+  // A return of `credit` (Network's credit word) to `port` at time `at`,
+  // whose event would have had sequence number `seq`.
+  // REQUIRES: enabled() and no packet waits at `port`.
+  void Hold(uint32_t port, TimePs at, uint64_t seq, uint32_t credit) {
+    std::vector<Held>& h = held_[port];
+    // Sequence numbers grow, so the new one goes after every one at or
+    // before its time (a credit may be due before an earlier-held one: a
+    // packet's buffer frees when it leaves, or when it lands).
+    const auto pos = std::upper_bound(
+        h.begin(), h.end(), at.ps(),
+        [](int64_t t, const Held& x) { return t < x.time_ps; });
+    h.insert(pos, Held{at.ps(), seq, credit});
+    ++folded_;
+    ++*events_;
+  }
+  bool holds(uint32_t port) const { return !held_[port].empty(); }
+  // A packet is about to wait at `port` during the event (now, seq):
+  // apply(credit) for each held return before it, schedule(time, seq,
+  // credit) for each after it; none is held afterwards.
+  template <typename Apply, typename Schedule>
+  void Release(uint32_t port, TimePs now, uint64_t seq, Apply apply,
+               Schedule schedule) {
+    for (const Held& h : held_[port]) {
+      if (h.time_ps < now.ps() || (h.time_ps == now.ps() && h.seq < seq)) {
+        apply(h.credit);
+      } else {
+        schedule(TimePs(h.time_ps), h.seq, h.credit);
+        --folded_;  // an event after all: the loop counts it
+        --*events_;
+        skip_[port] = kSkipAfterSchedule;
+      }
+    }
+    held_[port].clear();
+  }
+  // The end of the run: apply(port, credit) for every return still held;
+  // returns the latest time among them (`now` if none is later).
+  template <typename Apply>
+  TimePs ReleaseAll(TimePs now, Apply apply) {
+    for (uint32_t p = 0; p < held_.size(); ++p) {
+      for (const Held& h : held_[p]) {
+        apply(p, h.credit);
+        now = Max(now, TimePs(h.time_ps));
+      }
+      held_[p].clear();
+    }
+    return now;
+  }
+  // Credit returns folded (held and never scheduled) so far.
+  uint64_t folded() const { return folded_; }
+
+ private:
+  struct Held {
+    int64_t time_ps;
+    uint64_t seq;
+    uint32_t credit;
+  };
+  static constexpr uint8_t kSkipAfterSchedule = 16;
+  bool on_ = false;
+  uint64_t folded_ = 0;
+  uint64_t* events_ = nullptr;
+  std::vector<std::vector<Held>> held_;  // per port, in (time, seq) order
+  std::vector<uint8_t> skip_;            // per port: ShouldHold's count
 };
 
 }  // namespace ccreplay

@@ -119,6 +119,9 @@ void Network::EnqueueAt(uint32_t port, uint32_t input, uint32_t packet,
   if (!RoundRobin()) pk.lg = LaneGroupOf(pk.addr);
   pk.in_vc = pk.vc;
   pk.vc = NextVc(pk.in_link, pk.vc, port);
+  if (credit_fold_.enabled() && credit_fold_.holds(port)) {
+    ReleaseCredits(port, now);
+  }
   ports_[port].Enqueue(input, ports_[port].Row(pk.vc, pk.lg), packet, packets_);
   if (rec_) rec_->QueueDepth(port, ports_[port].waiting(), now);
   TryTransmit(port, now);

@@ -54,8 +54,18 @@ class Network {
   // The CDMA engines that feed the chips' ports: told when a port takes a
   // packet from an engine's input (CdmaUnit::PortTookPacket).
   void Connect(CdmaUnit* cdma) { cdma_ = cdma; }
-  // Exact coalescing of arrivals (hw/coalesce.h); off by default.
+  // Exact coalescing of arrivals and of credit returns (hw/coalesce.h);
+  // off by default.
   ArrivalCoalescer& coalescer() { return coalesce_; }
+  CreditFolder& credit_folder() { return credit_fold_; }
+  // The end of the run: adds the credit returns still held (CreditFolder)
+  // and returns when the last of them, or `now`, happened.
+  TimePs ReleaseHeldCredits(TimePs now) {
+    return credit_fold_.ReleaseAll(now, [this](uint32_t port, uint32_t c) {
+      ports_[port].ReturnCredit(c % kMaxVirtualChannels,
+                                c / kMaxVirtualChannels);
+    });
+  }
   // Reports serialisation, credit and queue depth to `rec` (null: none).
   void SetRecorder(NetRecorder* rec) {
     rec_ = rec;
@@ -149,10 +159,30 @@ class Network {
   }
   // `bytes` of channel `vc`'s buffer at the far end of `link` were freed at
   // `at`: the credit travels back over the link. With unbounded buffers a
-  // credit changes nothing, and no event carries it.
+  // credit changes nothing, and no event carries it; to a port where no
+  // packet waits, coalescing holds it (CreditFolder).
   void SendCredit(uint32_t link, uint32_t bytes, uint8_t vc, TimePs at) {
     if (hw_.link_buffer_bytes == 0) return;
+    if (credit_fold_.enabled() && ports_[link].waiting() == 0 &&
+        credit_fold_.ShouldHold(link)) {
+      credit_fold_.Hold(link, at + flight_[link], q_.ReserveSeq(),
+                        CreditWord(bytes, vc));
+      return;
+    }
     q_.Push(at + flight_[link], kCreditReturn, link, CreditWord(bytes, vc));
+  }
+  // A packet is about to wait at `port`: the credit returns held for it are
+  // added or scheduled (CreditFolder::Release).
+  void ReleaseCredits(uint32_t port, TimePs now) {
+    credit_fold_.Release(
+        port, now, q_.last_seq(),
+        [this, port](uint32_t c) {
+          ports_[port].ReturnCredit(c % kMaxVirtualChannels,
+                                    c / kMaxVirtualChannels);
+        },
+        [this, port](TimePs t, uint64_t seq, uint32_t c) {
+          q_.PushReserved(t, seq, kCreditReturn, port, c);
+        });
   }
   // The channel a packet that came on `in_link` in channel `vc` takes on
   // `port`: one more when `port` does not rank above `in_link` (a dateline
@@ -209,6 +239,7 @@ class Network {
   uint32_t max_wire_;
   CdmaUnit* cdma_ = nullptr;
   ArrivalCoalescer coalesce_;
+  CreditFolder credit_fold_;
   NetRecorder* rec_ = nullptr;      // a timeline's observer, if any
   std::vector<TimePs> flight_;      // per link: LinkFlight()
   std::vector<Port> ports_;         // one per directed link

@@ -33,6 +33,11 @@ class Sim : public StreamCore {
     net_.coalescer().Enable(opt.coalesce, hw.link_buffer_bytes,
                             hw.packet_payload_bytes, &r_.events);
     net_.SetRecorder(opt.net_recorder);
+    // A timeline records every credit return as it happens: with one,
+    // none is held.
+    net_.credit_folder().Enable(opt.coalesce && opt.net_recorder == nullptr,
+                                hw.link_buffer_bytes, net_.num_ports(),
+                                &r_.events);
   }
 
  private:
@@ -59,6 +64,9 @@ class Sim : public StreamCore {
   }
   void SendControl(PacketKind kind, uint32_t g, TimePs now) override;
   absl::Status FinishTransport() override;
+  TimePs DrainFolded(TimePs now) override {
+    return net_.ReleaseHeldCredits(now);
+  }
   std::string NetworkStuck() const override;
 
   // The address the lane-group hash sees for a control packet of
@@ -130,7 +138,8 @@ absl::Status Sim::FinishTransport() {
   }
   r_.links = net_.Stats();
   // r_.events counts folded arrivals already (ArrivalCoalescer::Enable).
-  r_.coalesced_events = net_.coalescer().folded();
+  r_.coalesced_events =
+      net_.coalescer().folded() + net_.credit_folder().folded();
   r_.packets = net_.packets_injected();
   r_.bytes_sent = net_.bytes_sent();
   return absl::OkStatus();

@@ -72,6 +72,12 @@ absl::Status StreamCore::Flatten() {
   return absl::OkStatus();
 }
 
+absl::Status StreamCore::StoppedAt(TimePs now) const {
+  return absl::ResourceExhaustedError(
+      absl::StrCat(engine_name_, " stopped after ", opt_.max_events,
+                   " events (--max-events) at ", now.ps(), " ps"));
+}
+
 uint64_t StreamCore::NextStop() const {
   uint64_t stop = opt_.max_events != 0 ? opt_.max_events : UINT64_MAX;
   if (opt_.on_progress && opt_.progress_every != 0) {
@@ -94,9 +100,7 @@ absl::StatusOr<ReplayResult> StreamCore::Run() {
     now = TimePs(ev.time_ps);
     if (r_.events >= next_stop) {
       if (opt_.max_events != 0 && r_.events >= opt_.max_events) {
-        return absl::ResourceExhaustedError(
-            absl::StrCat(engine_name_, " stopped after ", r_.events,
-                         " events (--max-events) at ", now.ps(), " ps"));
+        return StoppedAt(now);
       }
       opt_.on_progress(r_.events, now);
       next_stop = NextStop();
@@ -105,6 +109,12 @@ absl::StatusOr<ReplayResult> StreamCore::Run() {
     Dispatch(ev, now);
   }
   if (!error_.ok()) return error_;
+  // Events folded after the last one dispatched count too: the per-packet
+  // simulation would have stopped before one of them.
+  if (opt_.max_events != 0 && r_.events > opt_.max_events) {
+    return StoppedAt(now);
+  }
+  now = DrainFolded(now);
   if (q_.went_back()) {
     return absl::InternalError(absl::StrCat(
         engine_name_,

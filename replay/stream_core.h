@@ -81,6 +81,10 @@ class StreamCore {
   // kAck (of write g) from the peer back to g's chip. Its arrival calls
   // CtsArrived, MessageArrived or CompleteOp.
   virtual void SendControl(PacketKind kind, uint32_t g, TimePs now) = 0;
+  // The event queue is empty: the events the engine folded and has not yet
+  // applied take effect; returns when the last of them, or `now`, happened
+  // (the run's drain time).
+  virtual TimePs DrainFolded(TimePs now) { return now; }
   // Once every stream has ended: the engine's own checks and results.
   virtual absl::Status FinishTransport() { return absl::OkStatus(); }
   // Why the network cannot drain, or "" (the first part of DescribeStuck).
@@ -131,6 +135,8 @@ class StreamCore {
   // so the hot path never reallocates them.
   absl::Status Flatten();
   absl::StatusOr<ReplayResult> Finish(TimePs now);
+  // The error of a run stopped by ReplayOptions::max_events at `now`.
+  absl::Status StoppedAt(TimePs now) const;
   void Resume(uint32_t slot, TimePs now);
   void TryStart(uint32_t e, TimePs now);
   // `ready` is when the instruction could have started at the earliest.

@@ -117,5 +117,53 @@ TEST(RadixEventQueueTest, PeekSameTimeNamesTheComingEventsOfTheCurrentTime) {
   EXPECT_EQ(q.Pop().a, 90u);
 }
 
+// An event scheduled late under a reserved sequence number pops exactly
+// where it would have had it been pushed at the reservation: reservations,
+// late pushes of some of them (the others are dropped, as a folded credit
+// return applied without an event) and plain pushes and pops interleave,
+// with many equal times, and every pop is the least (time, sequence)
+// pending. last_seq() names the event popped last.
+TEST(RadixEventQueueTest, PushReservedPopsAtTheReservedPlace) {
+  RadixEventQueue q;
+  Pending pending;
+  Pending held;  // reserved, not yet pushed
+  uint64_t x = 11, seq = 0;
+  int64_t now = 0;
+  uint64_t last_seq = 0;
+  int reserved_pushes = 0;
+  for (int round = 0; round < 30000; ++round) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const uint32_t r = static_cast<uint32_t>(x >> 60);  // 0..15
+    const int64_t t = now + static_cast<int64_t>((x >> 33) % 4);  // ties
+    const uint32_t a = static_cast<uint32_t>(x >> 20);
+    if (pending.empty() || r < 5) {
+      q.Push(TimePs(t), 1, a);
+      pending.emplace_back(t, seq++, a);
+    } else if (r < 8) {
+      // Further ahead than the pushes, as a credit's return trip.
+      ASSERT_EQ(q.ReserveSeq(), seq);
+      held.emplace_back(t + static_cast<int64_t>((x >> 40) % 16), seq++, a);
+    } else if (r < 10 && !held.empty()) {
+      // The newest reservation: pushed if still ahead of the last pop.
+      const auto [ht, hs, ha] = held.back();
+      held.pop_back();
+      if (std::make_pair(ht, hs) > std::make_pair(now, last_seq)) {
+        q.PushReserved(TimePs(ht), hs, 2, ha);
+        pending.emplace_back(ht, hs, ha);
+        ++reserved_pushes;
+      }
+    } else {
+      const Event e = PopAndCheck(q, pending);
+      now = e.time_ps;
+      last_seq = e.seq;
+      ASSERT_EQ(q.last_seq(), e.seq);
+    }
+    ASSERT_EQ(q.size(), pending.size());
+  }
+  EXPECT_FALSE(q.went_back());
+  EXPECT_GT(reserved_pushes, 1000);
+  while (!pending.empty()) PopAndCheck(q, pending);
+}
+
 }  // namespace
 }  // namespace ccreplay
