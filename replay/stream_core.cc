@@ -40,7 +40,6 @@ absl::Status StreamCore::Flatten() {
         absl::StrCat("trace has ", total, " instructions; at most ", kNone - 1,
                      " are supported"));
   }
-  ReserveOnHugePages(instr_ptr_, total);
   ReserveOnHugePages(r_.instrs, total);  // filled below, in one pass
   ReserveOnHugePages(ops_, total);
   ops_.resize(total);
@@ -52,15 +51,15 @@ absl::Status StreamCore::Flatten() {
       StreamState st;
       st.chip = c;
       st.stream = s;
-      st.base = static_cast<uint32_t>(instr_ptr_.size());
+      st.base = static_cast<uint32_t>(r_.instrs.size());
       st.size = static_cast<uint32_t>(streams[s].instrs.size());
+      st.instrs = streams[s].instrs.data();
       for (uint32_t i = 0; i < st.size; ++i) {
         InstrTiming& t = r_.instrs.emplace_back();
         t.chip = c;
         t.stream = s;
         t.instr = i;
         t.kind = streams[s].instrs[i].kind;
-        instr_ptr_.push_back(&streams[s].instrs[i]);
       }
       streams_.push_back(st);
     }

@@ -50,6 +50,7 @@ class StreamCore {
     uint32_t pc = 0;
     uint32_t outstanding = 0;  // data-moving instructions not yet complete
     WaitKind wait = WaitKind::kNone;
+    const Instr* instrs = nullptr;  // the program's, for this stream
   };
 
   // Per issued queue-pair instruction (indexed by global instruction index);
@@ -101,7 +102,12 @@ class StreamCore {
   // kStreamResume, kCdmaKick, kLocalDone, kMsgLocal, kMsgCount; false for
   // any other kind.
   bool DispatchStream(const Event& ev, TimePs now);
-  const Instr& InstrAt(uint32_t g) const { return *instr_ptr_[g]; }
+  // From the stream's own array: its slot is in g's timing record, which
+  // the caller touches anyway, and the stream table is small.
+  const Instr& InstrAt(uint32_t g) const {
+    const StreamState& st = streams_[SlotOf(g)];
+    return st.instrs[g - st.base];
+  }
   uint32_t ChipOf(uint32_t g) const { return r_.instrs[g].chip; }
   // The data phase of engine `e` ended: its next instruction may start.
   void FinishDataPhase(uint32_t e, TimePs now);
@@ -160,7 +166,6 @@ class StreamCore {
   bool SendReady(uint32_t g) const;
 
   std::string engine_name_;
-  std::vector<const Instr*> instr_ptr_;
   std::vector<StreamState> streams_;
   std::vector<uint32_t> first_slot_;  // per chip: its first stream's slot
   absl::flat_hash_map<uint64_t, PairState> pairs_;
