@@ -108,11 +108,11 @@ void PacketLoop(benchmark::State& state, const Prepared& p) {
     last = *std::move(r);
   }
   double flows = 0;
-  for (const InstrTiming& t : last.instrs) {
+  for (uint32_t g = 0; g < last.instrs.size(); ++g) {
+    const Instr& in = last.InstrOf(p.program, g);
     const bool remote =
-        (t.kind == OpKind::kTransfer || t.kind == OpKind::kSend) &&
-        p.program.chips[t.chip].streams[t.stream].instrs[t.instr].peer !=
-            t.chip;
+        (in.kind == OpKind::kTransfer || in.kind == OpKind::kSend) &&
+        in.peer != last.instrs[g].chip;
     flows += remote ? 1 : 0;
   }
   Report(state, last, flows);

@@ -41,8 +41,10 @@ absl::StatusOr<P2pTimes> ReplayP2p(const HwConfig& hw,
   auto run = LowerAndReplay(spec, hw, ReplayOptions{}, setup.budget);
   if (!run.ok()) return run.status();
   P2pTimes t{INT64_MAX, 0, 0, 0};
-  for (const InstrTiming& it : run->result.instrs) {
-    if (it.chip == 0 && MovesData(it.kind)) {
+  const ReplayResult& r = run->result;
+  for (uint32_t g = 0; g < r.instrs.size(); ++g) {
+    const InstrTiming& it = r.instrs[g];
+    if (it.chip == 0 && MovesData(r.InstrOf(run->program, g).kind)) {
       t.first_issue = std::min(t.first_issue, it.issue.ps());
       t.last_end = std::max(t.last_end, it.end.ps());
       t.last_landed = std::max(t.last_landed, it.landed.ps());

@@ -25,14 +25,13 @@ using u128 = unsigned __int128;
 constexpr uint64_t kDequeBytes =
     sizeof(std::deque<uint32_t>) + 8 * sizeof(void*) + 512;
 // The replay's state per instruction: its result, InstrTiming
-// (replay/engine.h, above this layer: 3 ids and the kind, 6 times, 2 causes;
-// tests/budget_test.cc keeps this in step), its OpState (replay/engine.cc:
-// 4 words), its pointer and its entries in a CDMA queue and in the message
-// unit's per-op table.
+// (replay/engine.h, above this layer: chip and stream, 6 times, 2 causes;
+// tests/budget_test.cc keeps this in step), its OpState
+// (replay/stream_core.h: 3 words) and its entries in a CDMA queue and in
+// the message unit's per-op table.
 constexpr uint64_t kInstrTimingBytes = kInstrTimingEstimateBytes;
-constexpr uint64_t kEngineBytesPerInstr = kInstrTimingBytes +
-                                          4 * sizeof(uint64_t) + sizeof(void*) +
-                                          2 * sizeof(uint32_t);
+constexpr uint64_t kEngineBytesPerInstr =
+    kInstrTimingBytes + 3 * sizeof(uint64_t) + 2 * sizeof(uint32_t);
 // The message unit's state per (chip, counter): hw/message.h's per-slot
 // vectors.
 constexpr uint64_t kMessageSlotBytes = 4 * sizeof(uint32_t) +

@@ -89,7 +89,7 @@ std::string InstrTimeProblem(const Instr& in, uint32_t chip,
 
 // Bytes the estimate counts for one instruction's InstrTiming
 // (replay/engine.h); tests/budget_test.cc checks it is not less.
-inline constexpr uint64_t kInstrTimingEstimateBytes = 72;
+inline constexpr uint64_t kInstrTimingEstimateBytes = 64;
 
 // "9.2 GB" / "512 MB" / "64 KB" (decimal, 3 significant digits), for
 // budget messages.

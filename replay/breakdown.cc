@@ -68,10 +68,7 @@ class Walker {
     kComplete
   };
 
-  const Instr& In(uint32_t g) const {
-    const InstrTiming& t = r_.instrs[g];
-    return p_.chips[t.chip].streams[t.stream].instrs[t.instr];
-  }
+  const Instr& In(uint32_t g) const { return r_.InstrOf(p_, g); }
   void Add(PathCause c, TimePs d) {
     if (d.ps() > 0) b_.by_cause[static_cast<int>(c)] += d;
   }
@@ -129,7 +126,7 @@ class Walker {
   // the instruction before it in its stream), or kNone.
   uint32_t DataBefore(uint32_t g) const {
     const InstrTiming& t = r_.instrs[g];
-    if (t.instr == 0) return kNone;
+    if (r_.IndexInStream(g) == 0) return kNone;
     const Instr& prev = In(g - 1);
     return prev.kind == OpKind::kTransfer && prev.qp_id == In(g).qp_id &&
                    prev.peer != t.chip && r_.instrs[g - 1].start.ps() >= 0
@@ -206,7 +203,7 @@ bool Walker::Step() {
       }
       return false;
     case Mode::kIssue:
-      if (t.instr == 0) {
+      if (r_.IndexInStream(g_) == 0) {
         // The stream's first instruction: streams start at time 0.
         Add(PathCause::kOther, t.issue);
         return true;
@@ -293,16 +290,16 @@ void Walker::EngineStart(const InstrTiming& t, const Instr& in) {
     return;
   }
   const InstrTiming& c = r_.instrs[t.cause];
-  if (c.kind == OpKind::kReceive && in.kind == OpKind::kSend &&
+  const Instr& cin = In(t.cause);
+  if (cin.kind == OpKind::kReceive && in.kind == OpKind::kSend &&
       c.arrived == t.start) {
     // The Send waited for its Receive's clear-to-send.
-    const Instr& cin = In(t.cause);
     Network(c.chip, cin.peer, cin.qp_id, MessageWire(), c.arrived - c.start);
     g_ = t.cause;
     mode_ = Mode::kEngineStart;
   } else {
     g_ = t.cause;
-    mode_ = MovesData(c.kind) && c.end > c.start ? Mode::kDataEnd
+    mode_ = MovesData(cin.kind) && c.end > c.start ? Mode::kDataEnd
                                                  : Mode::kEngineStart;
   }
 }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -41,12 +42,11 @@ struct ReplayOptions {
 inline constexpr uint32_t kNoCause = 0xffffffffu;
 
 // What happened to one instruction. Times are absolute; a field that does not
-// apply to the kind is -1 ps.
+// apply to the kind is -1 ps. 64 bytes, a cache line: its index in the
+// stream and its kind are not kept (ReplayResult::IndexInStream, InstrOf).
 struct InstrTiming {
   uint32_t chip = 0;
   uint32_t stream = 0;  // index into the chip's streams
-  uint32_t instr = 0;   // index in the stream
-  OpKind kind = OpKind::kFence;
   // When the stream reached the instruction (for waits: started waiting).
   TimePs issue{-1};
   // Data-moving: first byte leaves the engine (after the startup latency).
@@ -74,6 +74,7 @@ struct InstrTiming {
   // qp) whose landing released it.
   uint32_t held_by = kNoCause;
 };
+static_assert(sizeof(InstrTiming) == 64, "one timing record, one cache line");
 
 struct ReplayResult {
   // The collective's time: when the last stream of any chip finished.
@@ -84,8 +85,28 @@ struct ReplayResult {
   std::vector<uint64_t> bytes_sent;      // per chip: payload put on links
   std::vector<uint64_t> bytes_received;  // per chip: payload taken off links
   std::vector<uint64_t> bytes_local;     // per chip: local copies
-  // One per instruction, ordered by (chip, stream, instruction).
+  // One per instruction, ordered by (chip, stream, instruction): its global
+  // index g.
   std::vector<InstrTiming> instrs;
+  // Per stream, in (chip, stream) order: the global index of its first
+  // instruction; per chip: the position of its first stream there.
+  std::vector<uint32_t> stream_first;
+  std::vector<uint32_t> chip_first_stream;
+  // Instruction g's index in its stream.
+  uint32_t IndexInStream(uint32_t g) const {
+    const InstrTiming& t = instrs[g];
+    return g - stream_first[chip_first_stream[t.chip] + t.stream];
+  }
+  // Instruction g of `p`, the program replayed.
+  const Instr& InstrOf(const Program& p, uint32_t g) const {
+    const InstrTiming& t = instrs[g];
+    return p.chips[t.chip].streams[t.stream].instrs[IndexInStream(g)];
+  }
+  // Its place in words (PlaceText): "chip 3, stream 1, instruction 12".
+  std::string PlaceOf(const Program& p, uint32_t g) const {
+    const InstrTiming& t = instrs[g];
+    return InstrPlace(p, t.chip, t.stream, IndexInStream(g));
+  }
   std::vector<LinkStats> links;  // indexed like Topology::links()
   // Each MsgWait that passed, in the order they passed, and the message
   // that last counted on its counter before it did (kNoCause: none), for a

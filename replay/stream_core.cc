@@ -43,9 +43,9 @@ absl::Status StreamCore::Flatten() {
   ReserveOnHugePages(r_.instrs, total);  // filled below, in one pass
   ReserveOnHugePages(ops_, total);
   ops_.resize(total);
-  first_slot_.reserve(n);
+  r_.chip_first_stream.reserve(n);
   for (uint32_t c = 0; c < n; ++c) {
-    first_slot_.push_back(static_cast<uint32_t>(streams_.size()));
+    r_.chip_first_stream.push_back(static_cast<uint32_t>(streams_.size()));
     const auto& streams = p_.chips[c].streams;
     for (uint32_t s = 0; s < streams.size(); ++s) {
       StreamState st;
@@ -58,9 +58,8 @@ absl::Status StreamCore::Flatten() {
         InstrTiming& t = r_.instrs.emplace_back();
         t.chip = c;
         t.stream = s;
-        t.instr = i;
-        t.kind = streams[s].instrs[i].kind;
       }
+      r_.stream_first.push_back(st.base);
       streams_.push_back(st);
     }
   }
@@ -258,12 +257,10 @@ bool StreamCore::MatchSend(uint32_t g, uint32_t recv) {
   const Instr& in = InstrAt(g);
   const Instr& rin = InstrAt(recv);
   if (rin.bytes != in.bytes) {
-    const InstrTiming& t = r_.instrs[g];
-    const InstrTiming& rt = r_.instrs[recv];
-    error_ = absl::InvalidArgumentError(absl::StrCat(
-        InstrPlace(p_, t.chip, t.stream, t.instr), " sends ", in.bytes,
-        " bytes but its matching ",
-        InstrPlace(p_, rt.chip, rt.stream, rt.instr), " expects ", rin.bytes));
+    error_ = absl::InvalidArgumentError(
+        absl::StrCat(r_.PlaceOf(p_, g), " sends ", in.bytes,
+                     " bytes but its matching ", r_.PlaceOf(p_, recv),
+                     " expects ", rin.bytes));
     return false;
   }
   ops_[g].match = recv;
@@ -398,10 +395,9 @@ std::string StreamCore::DescribeStuck() const {
     for (uint32_t vc = 0; vc < kVcBanksPerCdma; ++vc) {
       if (eng.vc_head[vc] == eng.vc_queue[vc].size()) continue;
       const uint32_t g = eng.vc_queue[vc][eng.vc_head[vc]];
-      const InstrTiming& t = r_.instrs[g];
       const Instr& in = InstrAt(g);
       lines.push_back(absl::StrCat(
-          InstrPlace(p_, t.chip, t.stream, t.instr), ": queued on qp ",
+          r_.PlaceOf(p_, g), ": queued on qp ",
           in.qp_id,
           in.kind == OpKind::kSend
               ? absl::StrCat(", waits for a matching Receive on chip ", in.peer)

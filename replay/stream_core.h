@@ -161,13 +161,12 @@ class StreamCore {
   const PairState* FindPair(uint32_t src, uint32_t dst) const;
   // The stream slot (index into streams_) of instruction `g`.
   uint32_t SlotOf(uint32_t g) const {
-    return first_slot_[r_.instrs[g].chip] + r_.instrs[g].stream;
+    return r_.chip_first_stream[r_.instrs[g].chip] + r_.instrs[g].stream;
   }
   bool SendReady(uint32_t g) const;
 
   std::string engine_name_;
   std::vector<StreamState> streams_;
-  std::vector<uint32_t> first_slot_;  // per chip: its first stream's slot
   absl::flat_hash_map<uint64_t, PairState> pairs_;
 };
 

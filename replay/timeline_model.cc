@@ -52,9 +52,7 @@ class Builder {
   }
 
  private:
-  const Instr& InstrOf(const InstrTiming& t) const {
-    return p_.chips[t.chip].streams[t.stream].instrs[t.instr];
-  }
+  const Instr& InstrOf(uint32_t g) const { return r_.InstrOf(p_, g); }
   uint32_t Pid(uint32_t node) const { return node + 1; }
   uint64_t Uuid(uint32_t pid, uint32_t tid) const {
     return (uint64_t{pid} << 32) | tid;
@@ -182,8 +180,8 @@ void Builder::AddInstructions() {
 
 void Builder::AddInstruction(uint32_t g) {
   const InstrTiming& t = r_.instrs[g];
-  const Instr& in = InstrOf(t);
-  Json args = {{"instr", InstrPlace(p_, t.chip, t.stream, t.instr)}};
+  const Instr& in = InstrOf(g);
+  Json args = {{"instr", r_.PlaceOf(p_, g)}};
   if (in.kind == OpKind::kMsgWait || in.kind == OpKind::kFence) {
     if (t.end > t.issue) {
       std::string name =
@@ -221,12 +219,9 @@ void Builder::AddWaitReleases() {
   for (const ReplayResult::WaitRelease& w : r_.wait_releases) {
     const InstrTiming& t = r_.instrs[w.wait];
     if (!f_.KeepChip(t.chip)) continue;
-    const Instr& in = InstrOf(t);
-    Json args = {{"instr", InstrPlace(p_, t.chip, t.stream, t.instr)}};
-    if (w.msg != kNoCause) {
-      const InstrTiming& m = r_.instrs[w.msg];
-      args["last_message"] = InstrPlace(p_, m.chip, m.stream, m.instr);
-    }
+    const Instr& in = InstrOf(w.wait);
+    Json args = {{"instr", r_.PlaceOf(p_, w.wait)}};
+    if (w.msg != kNoCause) args["last_message"] = r_.PlaceOf(p_, w.msg);
     const uint32_t ev = AddInstant(
         Child(t.chip, kStreamTidBase + t.stream, ""), t.end,
         absl::StrCat("MsgWait qp ", in.dst_qp, " released"), std::move(args));
@@ -258,12 +253,11 @@ void Builder::AddMessageFlows() {
 }
 
 std::string Builder::LinkSliceName(const TimelineRecorder::LinkSlice& s) const {
-  const InstrTiming& t = r_.instrs[s.op];
   switch (s.kind) {
     case PacketKind::kData:
-      return DataName(InstrOf(t), t.chip);
+      return DataName(InstrOf(s.op), r_.instrs[s.op].chip);
     case PacketKind::kMsg:
-      return absl::StrCat("message -> chip ", InstrOf(t).peer);
+      return absl::StrCat("message -> chip ", InstrOf(s.op).peer);
     case PacketKind::kCts:
       return "clear-to-send";
     case PacketKind::kAck:
@@ -346,9 +340,8 @@ void Builder::AddLink(uint32_t l, const TimelineRecorder::PortLog& log) {
         Child(node, tid,
               lanes ? absl::StrCat("link ", link, " lg ", s.lg)
                     : absl::StrCat("link ", link));
-    const InstrTiming& t = r_.instrs[s.op];
     AddSlice(track, s.start, s.end, LinkSliceName(s),
-             {{"instr", InstrPlace(p_, t.chip, t.stream, t.instr)},
+             {{"instr", r_.PlaceOf(p_, s.op)},
               {"packets", s.packets},
               {"wire_bytes", s.wire_bytes}});
   }

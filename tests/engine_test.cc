@@ -808,8 +808,9 @@ TEST(TopologyReplayTest, InvariantsHoldOnEveryTopology) {
     for (uint32_t k = 1; k < n; ++k) expected += n * (5000 + 7 * k);
     EXPECT_EQ(sent, expected) << TopologyName(kind);
     EXPECT_EQ(received, expected) << TopologyName(kind);
-    for (const InstrTiming& t : r->instrs) {
-      if (t.kind != OpKind::kTransfer) continue;
+    for (uint32_t g = 0; g < r->instrs.size(); ++g) {
+      const InstrTiming& t = r->instrs[g];
+      if (r->InstrOf(p, g).kind != OpKind::kTransfer) continue;
       // Causality: it lands one flight after it started at the earliest.
       EXPECT_GE(t.landed.ps(), t.start.ps() + 225000) << TopologyName(kind);
       EXPECT_GT(t.complete, t.landed);
