@@ -44,18 +44,12 @@ absl::StatusOr<TopologyChoice> ChooseTopology(
 
 namespace {
 
-// Validates and decodes `trace` and builds the topology it runs on; with
-// `release` set, frees the trace's instructions (keeping its header) chip by
-// chip as they are decoded (ValidateAndDecodeReleasing), so the protobuf and
-// the decoded form are never both resident in full.
+// Validates and decodes `trace` and builds the topology it runs on.
 absl::StatusOr<RunOutcome> Prepare(const v1::Trace& trace, const HwConfig& hw,
-                                   std::optional<TopologyChoice> topology,
-                                   v1::Trace* release) {
+                                   std::optional<TopologyChoice> topology) {
   auto choice = ChooseTopology(trace, hw, topology);
   if (!choice.ok()) return choice.status();
-  auto program = release != nullptr
-                     ? ValidateAndDecodeReleasing(release, hw.Target())
-                     : ValidateAndDecode(trace, hw.Target());
+  auto program = ValidateAndDecode(trace, hw.Target());
   if (!program.ok()) return program.status();
   auto topo =
       Topology::Build(choice->kind, program->num_chips,
@@ -96,16 +90,17 @@ absl::StatusOr<RunOutcome> ReplayTrace(const v1::Trace& trace,
                                        const ReplayOptions& options,
                                        const ResourceBudget& budget,
                                        ReplayFn engine) {
-  return ReplayPrepared(Prepare(trace, hw, topology, nullptr), hw, options,
-                        budget, engine);
+  return ReplayPrepared(Prepare(trace, hw, topology), hw, options, budget,
+                        engine);
 }
 
 absl::StatusOr<RunOutcome> ReplayReleasingTrace(
-    v1::Trace& trace, const HwConfig& hw,
+    ArenaTrace& trace, const HwConfig& hw,
     std::optional<TopologyChoice> topology, const ReplayOptions& options,
     const ResourceBudget& budget, ReplayFn engine) {
-  return ReplayPrepared(Prepare(trace, hw, topology, &trace), hw, options,
-                        budget, engine);
+  absl::StatusOr<RunOutcome> prepared = Prepare(*trace, hw, topology);
+  trace.DropInstructions();
+  return ReplayPrepared(std::move(prepared), hw, options, budget, engine);
 }
 
 absl::StatusOr<RunOutcome> LowerAndReplay(const CollectiveSpec& spec,

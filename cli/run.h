@@ -24,6 +24,7 @@
 #include "replay/breakdown.h"
 #include "replay/engine.h"
 #include "trace/program.h"
+#include "trace/trace_io.h"
 
 namespace ccreplay {
 
@@ -72,10 +73,10 @@ absl::StatusOr<RunOutcome> ReplayTrace(const v1::Trace& trace,
                                        ReplayFn engine = &Replay);
 
 // ReplayTrace, but frees trace's instructions once decoded (its header
-// stays): for a large trace read from a file, the protobuf and the decoded
-// form are never resident at once during the replay.
+// stays): for a large trace read from a file, the protobuf and the replay
+// are never resident at once.
 absl::StatusOr<RunOutcome> ReplayReleasingTrace(
-    v1::Trace& trace, const HwConfig& hw,
+    ArenaTrace& trace, const HwConfig& hw,
     std::optional<TopologyChoice> topology, const ReplayOptions& options,
     const ResourceBudget& budget = {}, ReplayFn engine = &Replay);
 

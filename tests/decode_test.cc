@@ -162,44 +162,6 @@ TEST(DecodeTest, MapsEveryKindAndKeepsChipAndStreamOrder) {
             "chip 0, stream 0, instruction 0 (Receive)");
 }
 
-// The releasing decode gives the same program, leaves the trace its header
-// and chip ids but no instructions; on an error it leaves the trace as it
-// was.
-TEST(DecodeTest, ReleasingDecodeFreesTheInstructions) {
-  v1::Trace t = Empty(3);
-  AddTransfer(StreamOf(&t, 2, 5), /*qp=*/1, /*dst=*/0, /*bytes=*/4096);
-  AddSend(StreamOf(&t, 0, 0), 1, 64);
-  AddReceive(StreamOf(&t, 1, 0), 0, 64);
-  absl::StatusOr<Program> whole = ValidateAndDecode(t, Hw());
-  ASSERT_TRUE(whole.ok()) << whole.status();
-  const v1::TraceHeader header = t.header();
-  absl::StatusOr<Program> released = ValidateAndDecodeReleasing(&t, Hw());
-  ASSERT_TRUE(released.ok()) << released.status();
-  ASSERT_EQ(released->chips.size(), whole->chips.size());
-  for (size_t c = 0; c < whole->chips.size(); ++c) {
-    const auto& a = whole->chips[c].streams;
-    const auto& b = released->chips[c].streams;
-    ASSERT_EQ(a.size(), b.size());
-    for (size_t s = 0; s < a.size(); ++s) {
-      EXPECT_EQ(a[s].id, b[s].id);
-      ASSERT_EQ(a[s].instrs.size(), b[s].instrs.size());
-      EXPECT_EQ(std::memcmp(a[s].instrs.data(), b[s].instrs.data(),
-                            a[s].instrs.size() * sizeof(Instr)),
-                0);
-    }
-  }
-  EXPECT_EQ(t.header().SerializeAsString(), header.SerializeAsString());
-  ASSERT_EQ(t.chips_size(), 3);
-  EXPECT_EQ(t.chips(0).chip(), 2u);
-  for (const v1::ChipProgram& c : t.chips()) EXPECT_EQ(c.streams_size(), 0);
-
-  v1::Trace bad = Empty(3);
-  AddTransfer(StreamOf(&bad, 1, 0), /*qp=*/1, /*dst=*/7, /*bytes=*/8);
-  const std::string before = bad.SerializeAsString();
-  EXPECT_FALSE(ValidateAndDecodeReleasing(&bad, Hw()).ok());
-  EXPECT_EQ(bad.SerializeAsString(), before);
-}
-
 TEST(DecodeTest, HeaderRules) {
   v1::Trace t;
   EXPECT_EQ(Error(t), "trace has no header");

@@ -194,6 +194,32 @@ TEST_F(TraceIoTest, TextRoundTrip) {
   EXPECT_TRUE(MessageDifferencer::Equals(t, *back));
 }
 
+// A trace read onto an arena is the one ReadTraceFile gives, in both
+// formats; DropInstructions leaves its header and nothing else; a bad file
+// is the same error.
+TEST_F(TraceIoTest, ArenaTraceReadsTheSameTraceAndDropsAllButTheHeader) {
+  const v1::Trace t = SmallTrace();
+  ASSERT_GT(t.chips_size(), 0);
+  for (const std::string name : {"t.pb", "t.txtpb"}) {
+    SCOPED_TRACE(name);
+    const std::string path = dir_ + "/" + name;
+    ASSERT_TRUE(WriteTraceFile(path, t).ok());
+    absl::StatusOr<ArenaTrace> arena = ReadTraceFileOnArena(path);
+    ASSERT_TRUE(arena.ok()) << arena.status();
+    EXPECT_NE((*arena)->GetArena(), nullptr);
+    EXPECT_TRUE(MessageDifferencer::Equals(t, **arena));
+    arena->DropInstructions();
+    EXPECT_EQ((*arena)->chips_size(), 0);
+    EXPECT_TRUE(MessageDifferencer::Equals(t.header(), (*arena)->header()));
+  }
+  const std::string bad = dir_ + "/bad.pb";
+  ASSERT_TRUE(WriteFileAtomically(bad, Binary(t).substr(0, 9)).ok());
+  const absl::StatusOr<ArenaTrace> a = ReadTraceFileOnArena(bad);
+  const absl::StatusOr<v1::Trace> h = ReadTraceFile(bad);
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.status(), h.status());
+}
+
 TEST_F(TraceIoTest, FormatIsDetectedByContentNotName) {
   const v1::Trace t = SmallTrace();
   // Binary bytes under a text name, text bytes under a binary name.

@@ -6,7 +6,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "base/release_memory.h"
 #include "trace/rules.h"
 
 namespace ccreplay {
@@ -121,10 +120,6 @@ void DecodeChip(const v1::ChipProgram& chip, std::vector<StreamProgram>* out) {
   }
 }
 
-// Freed memory goes back to the system once this many protobuf
-// instructions (about 100 bytes each) have been freed since the last time:
-// malloc_trim walks the heap, so not after every chip.
-constexpr uint64_t kReleaseEveryInstrs = uint64_t{1} << 20;
 
 }  // namespace
 
@@ -138,39 +133,10 @@ Program DecodeValidated(const v1::Trace& trace) {
   return program;
 }
 
-Program DecodeValidatedReleasing(v1::Trace* trace) {
-  Program program;
-  program.num_chips = trace->header().num_chips();
-  program.chips.resize(program.num_chips);
-  uint64_t freed = 0;
-  for (v1::ChipProgram& chip : *trace->mutable_chips()) {
-    DecodeChip(chip, &program.chips[chip.chip()].streams);
-    for (const v1::Stream& s : chip.streams()) {
-      freed += static_cast<uint64_t>(s.instructions_size());
-    }
-    {
-      v1::ChipProgram empty;  // takes the streams and frees them
-      chip.mutable_streams()->Swap(empty.mutable_streams());
-    }
-    if (freed >= kReleaseEveryInstrs) {
-      ReleaseFreeMemory();
-      freed = 0;
-    }
-  }
-  ReleaseFreeMemory();
-  return program;
-}
-
 absl::StatusOr<Program> ValidateAndDecode(const v1::Trace& trace,
                                           const TraceTarget& hw) {
   if (absl::Status s = Validate(trace, hw); !s.ok()) return s;
   return DecodeValidated(trace);
-}
-
-absl::StatusOr<Program> ValidateAndDecodeReleasing(v1::Trace* trace,
-                                                   const TraceTarget& hw) {
-  if (absl::Status s = Validate(*trace, hw); !s.ok()) return s;
-  return DecodeValidatedReleasing(trace);
 }
 
 }  // namespace ccreplay

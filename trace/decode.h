@@ -35,14 +35,6 @@ absl::StatusOr<Program> ValidateAndDecode(const v1::Trace& trace,
 // rules.
 Instr DecodeInstr(const v1::Instruction& in);
 
-// ValidateAndDecode, freeing the trace's instructions chip by chip as they
-// are decoded (each chip keeps its id; the header stays) and giving the
-// freed memory back to the system (base/release_memory.h), so the whole
-// protobuf and the whole decoded form are never resident together. On an
-// error the trace is untouched.
-absl::StatusOr<Program> ValidateAndDecodeReleasing(v1::Trace* trace,
-                                                   const TraceTarget& hw);
-
 // The decoding step alone. REQUIRES: RunTraceRules() reported no error for
 // `trace` (the Program's invariants rest on those rules).
 Program DecodeValidated(const v1::Trace& trace);

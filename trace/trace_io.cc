@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/file_util.h"
+#include "base/release_memory.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/tokenizer.h"
@@ -459,18 +460,59 @@ bool LooksLikeTextFormat(absl::string_view bytes) {
   return control * 100 <= bytes.size();
 }
 
+namespace {
+
+// ParseTrace() into `*trace` (which may live on an arena).
+absl::Status ParseTraceInto(absl::string_view bytes, const std::string& name,
+                            v1::Trace* trace) {
+  absl::Status s = ParseEitherFormat<v1::Trace>(bytes, name, "ccreplay trace",
+                                                &HasV1Header, trace);
+  if (s.ok()) s = CheckTraceHeader(*trace, name);
+  if (!s.ok() && !bytes.empty() && IsHwConfig(bytes)) {
+    return WithHint(s, "this is a ccreplay hardware config, not a trace");
+  }
+  return s;
+}
+
+// Arena blocks from 64 KiB up to 64 MiB: a large trace takes a few dozen
+// blocks, a small one a few.
+pb::ArenaOptions TraceArenaOptions() {
+  pb::ArenaOptions o;
+  o.start_block_size = size_t{64} << 10;
+  o.max_block_size = size_t{64} << 20;
+  return o;
+}
+
+}  // namespace
+
 absl::StatusOr<v1::Trace> ParseTrace(absl::string_view bytes,
                                      const std::string& name) {
   v1::Trace trace;
-  absl::Status s = ParseEitherFormat<v1::Trace>(bytes, name, "ccreplay trace",
-                                                &HasV1Header, &trace);
-  if (s.ok()) s = CheckTraceHeader(trace, name);
-  if (!s.ok()) {
-    if (!bytes.empty() && IsHwConfig(bytes)) {
-      return WithHint(s, "this is a ccreplay hardware config, not a trace");
+  if (absl::Status s = ParseTraceInto(bytes, name, &trace); !s.ok()) return s;
+  return trace;
+}
+
+ArenaTrace::ArenaTrace()
+    : arena_(std::make_unique<pb::Arena>(TraceArenaOptions())),
+      trace_(pb::Arena::CreateMessage<v1::Trace>(arena_.get())) {}
+
+void ArenaTrace::DropInstructions() {
+  v1::TraceHeader header = trace_->header();
+  arena_ = std::make_unique<pb::Arena>();  // frees the old one
+  trace_ = pb::Arena::CreateMessage<v1::Trace>(arena_.get());
+  *trace_->mutable_header() = std::move(header);
+  ReleaseFreeMemory();
+}
+
+absl::StatusOr<ArenaTrace> ReadTraceFileOnArena(const std::string& path) {
+  ArenaTrace trace;
+  {
+    absl::StatusOr<std::string> bytes = ReadFileToString(path);
+    if (!bytes.ok()) return bytes.status();
+    if (absl::Status s = ParseTraceInto(*bytes, path, &*trace); !s.ok()) {
+      return s;
     }
-    return s;
-  }
+  }  // the file's bytes are freed before the trace is decoded
   return trace;
 }
 
