@@ -504,16 +504,20 @@ void ArenaTrace::DropInstructions() {
   ReleaseFreeMemory();
 }
 
-absl::StatusOr<ArenaTrace> ReadTraceFileOnArena(const std::string& path) {
+absl::StatusOr<ArenaTrace> ParseTraceOnArena(absl::string_view bytes,
+                                             const std::string& name) {
   ArenaTrace trace;
-  {
-    absl::StatusOr<std::string> bytes = ReadFileToString(path);
-    if (!bytes.ok()) return bytes.status();
-    if (absl::Status s = ParseTraceInto(*bytes, path, &*trace); !s.ok()) {
-      return s;
-    }
-  }  // the file's bytes are freed before the trace is decoded
+  if (absl::Status s = ParseTraceInto(bytes, name, &*trace); !s.ok()) {
+    return s;
+  }
   return trace;
+}
+
+absl::StatusOr<ArenaTrace> ReadTraceFileOnArena(const std::string& path) {
+  // The file's bytes are freed before the trace is decoded.
+  absl::StatusOr<std::string> bytes = ReadFileToString(path);
+  if (!bytes.ok()) return bytes.status();
+  return ParseTraceOnArena(*bytes, path);
 }
 
 absl::StatusOr<v1::Trace> ParseTraceWithLocations(absl::string_view bytes,

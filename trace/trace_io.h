@@ -78,7 +78,9 @@ class ArenaTrace {
   v1::Trace* trace_;  // on arena_
 };
 
-// ReadTraceFile(path), onto an arena.
+// ParseTrace(bytes, name) and ReadTraceFile(path), onto an arena.
+absl::StatusOr<ArenaTrace> ParseTraceOnArena(absl::string_view bytes,
+                                             const std::string& name);
 absl::StatusOr<ArenaTrace> ReadTraceFileOnArena(const std::string& path);
 
 // Where the parts of a text-format trace are: 1-based line and column of the
