@@ -161,7 +161,13 @@ void CdmaUnit::TryStart(uint32_t e, TimePs now, Inspect&& inspect,
       }
       return;
     }
-    eng.vc_head[best_vc]++;
+    // A drained queue starts over, so that it holds only what is queued
+    // (its capacity is the most ever queued at once), not every instruction
+    // the engine has run.
+    if (++eng.vc_head[best_vc] == eng.vc_queue[best_vc].size()) {
+      eng.vc_queue[best_vc].clear();
+      eng.vc_head[best_vc] = 0;
+    }
     start(best, best_ready);
   }
 }

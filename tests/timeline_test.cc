@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "base/json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -486,7 +487,8 @@ TEST_F(TimelineCliTest, BothFormatsAreWrittenAndRepeatable) {
   for (const std::string ext : {".json", ".pftrace", ".perfetto-trace"}) {
     std::string first;
     for (int i = 0; i < 2; ++i) {
-      const std::string out = Path("t" + std::to_string(i) + ext);
+      // StrCat, not "t" + std::string: GCC 12's -Wrestrict misfires there.
+      const std::string out = Path(absl::StrCat("t", i, ext));
       const auto r = ccreplay_test::RunCcreplay(
           "replay " + trace_ + " --timeline " + out +
           " --timeline-chips 0-1 --timeline-window 1us:");
