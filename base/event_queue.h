@@ -123,16 +123,18 @@ class RadixEventQueue {
   // number it would have had if the event had been pushed.
   uint64_t ReserveSeq() { return next_seq_++; }
   // Schedules an event under a sequence number ReserveSeq() gave: it pops
-  // exactly where it would have had it been pushed then. Buckets hold their
-  // events in sequence order, so it is inserted, not appended (O(events
-  // pushed since the reservation in its bucket)).
+  // exactly where it would have had it been pushed then. Every bucket holds
+  // its events in sequence order; such a late event joins bucket 0 at its
+  // place, or waits in its bucket's own short list of late events (kept in
+  // sequence order) until Refill merges the two, so nothing is moved per
+  // event however full the bucket.
   // REQUIRES: (t, seq) after the last pop; each reserved number used once.
   void PushReserved(TimePs t, uint64_t seq, uint32_t kind, uint32_t a,
                     uint32_t b = 0) {
     const uint64_t key = static_cast<uint64_t>(t.ps());
     if (t.ps() < 0 || key < last_) went_back_ = true;
     const size_t i = BucketOf(key);
-    std::vector<Slot>& bk = buckets_[i];
+    std::vector<Slot>& bk = i == 0 ? buckets_[0] : late_[i];
     const Slot s{key, (seq << 8) | (kind & 0xffu), a, b};
     const auto from = bk.begin() + static_cast<ptrdiff_t>(i == 0 ? head0_ : 0);
     bk.insert(std::upper_bound(from, bk.end(), s.key,
@@ -180,11 +182,12 @@ class RadixEventQueue {
     head0_ = 0;
     size_ = 0;
     for (size_t i = 0; i < kBuckets; ++i) {
-      std::vector<Slot>& b = buckets_[i];
-      std::erase_if(b, [&](const Slot& s) { return drop(ToEvent(s)); });
-      size_ += b.size();
       least_[i] = kNoTime;
-      for (const Slot& s : b) least_[i] = std::min(least_[i], s.time);
+      for (std::vector<Slot>* b : {&buckets_[i], &late_[i]}) {
+        std::erase_if(*b, [&](const Slot& s) { return drop(ToEvent(s)); });
+        size_ += b->size();
+        for (const Slot& s : *b) least_[i] = std::min(least_[i], s.time);
+      }
     }
   }
   // True if anything was pushed before the last popped time (or before 0):
@@ -212,14 +215,27 @@ class RadixEventQueue {
     buckets_[0].clear();
     head0_ = 0;
     size_t i = 1;
-    while (buckets_[i].empty()) ++i;
+    while (buckets_[i].empty() && late_[i].empty()) ++i;
     std::vector<Slot>& from = buckets_[i];
+    std::vector<Slot>& late = late_[i];
     last_ = least_[i];  // kept by Push and here: no scan for it
     least_[i] = kNoTime;
-    for (const Slot& s : from) {
+    const auto move_down = [this](const Slot& s) {
       const size_t to = BucketOf(s.time);
       buckets_[to].push_back(s);
       if (s.time < least_[to]) least_[to] = s.time;
+    };
+    if (late.empty()) {
+      for (const Slot& s : from) move_down(s);
+    } else {
+      // Both in sequence order: merged, the lower buckets are too.
+      size_t f = 0, l = 0;
+      while (f < from.size() || l < late.size()) {
+        const bool take_late =
+            f == from.size() || (l < late.size() && late[l].key < from[f].key);
+        move_down(take_late ? late[l++] : from[f++]);
+      }
+      late.clear();
     }
     from.clear();
   }
@@ -233,6 +249,8 @@ class RadixEventQueue {
     return a;
   }
   std::vector<Slot> buckets_[kBuckets];
+  // Per bucket i > 0: its late events (PushReserved), in sequence order.
+  std::vector<Slot> late_[kBuckets];
   // Per bucket i > 0: the least time in it (kNoTime when empty), so that
   // Refill need not scan for it.
   std::array<uint64_t, kBuckets> least_ = NoTimes();

@@ -108,26 +108,28 @@ class CreditFolder {
   // meets --max-events no later).
   void Enable(bool on, uint64_t buffer_bytes, size_t ports, uint64_t* events) {
     on_ = on && buffer_bytes > 0;
-    held_.assign(on_ ? ports : 0, {});
-    skip_.assign(on_ ? ports : 0, 0);
+    ports_.assign(on_ ? ports : 0, {});
     events_ = events;
   }
   bool enabled() const { return on_; }
   // Whether to hold a return to `port`, where no packet waits now. Exact
   // either way; a cost guess only: a held return that must be scheduled
-  // after all costs more than an event (an insertion in the queue), so a
-  // port whose last release scheduled one gets its next kSkipAfterSchedule
-  // returns as events (a congested port: packets keep coming).
+  // after all costs more than an event, so a port whose release scheduled
+  // one gets its next returns as events, 2 after the first such release,
+  // then 4, 8, ... up to 2^kMaxBackoff after each further one in a row (a
+  // congested port: packets keep coming); a release that schedules none
+  // starts the count over.
   bool ShouldHold(uint32_t port) {
-    if (skip_[port] == 0) return true;
-    --skip_[port];
+    PortFold& f = ports_[port];
+    if (f.skip == 0) return true;
+    --f.skip;
     return false;
   }
   // A return of `credit` (Network's credit word) to `port` at time `at`,
   // whose event would have had sequence number `seq`.
   // REQUIRES: enabled() and no packet waits at `port`.
   void Hold(uint32_t port, TimePs at, uint64_t seq, uint32_t credit) {
-    std::vector<Held>& h = held_[port];
+    std::vector<Held>& h = ports_[port].held;
     // Sequence numbers grow, so the new one goes after every one at or
     // before its time (a credit may be due before an earlier-held one: a
     // packet's buffer frees when it leaves, or when it lands).
@@ -138,35 +140,43 @@ class CreditFolder {
     ++folded_;
     ++*events_;
   }
-  bool holds(uint32_t port) const { return !held_[port].empty(); }
+  bool holds(uint32_t port) const { return !ports_[port].held.empty(); }
   // A packet is about to wait at `port` during the event (now, seq):
   // apply(credit) for each held return before it, schedule(time, seq,
   // credit) for each after it; none is held afterwards.
   template <typename Apply, typename Schedule>
   void Release(uint32_t port, TimePs now, uint64_t seq, Apply apply,
                Schedule schedule) {
-    for (const Held& h : held_[port]) {
+    PortFold& f = ports_[port];
+    bool scheduled = false;
+    for (const Held& h : f.held) {
       if (h.time_ps < now.ps() || (h.time_ps == now.ps() && h.seq < seq)) {
         apply(h.credit);
       } else {
         schedule(TimePs(h.time_ps), h.seq, h.credit);
         --folded_;  // an event after all: the loop counts it
         --*events_;
-        skip_[port] = kSkipAfterSchedule;
+        scheduled = true;
       }
     }
-    held_[port].clear();
+    f.held.clear();
+    if (!scheduled) {
+      f.backoff = 0;
+    } else {
+      if (f.backoff < kMaxBackoff) ++f.backoff;
+      f.skip = static_cast<uint16_t>(1u << f.backoff);
+    }
   }
   // The end of the run: apply(port, credit) for every return still held;
   // returns the latest time among them (`now` if none is later).
   template <typename Apply>
   TimePs ReleaseAll(TimePs now, Apply apply) {
-    for (uint32_t p = 0; p < held_.size(); ++p) {
-      for (const Held& h : held_[p]) {
+    for (uint32_t p = 0; p < ports_.size(); ++p) {
+      for (const Held& h : ports_[p].held) {
         apply(p, h.credit);
         now = Max(now, TimePs(h.time_ps));
       }
-      held_[p].clear();
+      ports_[p].held.clear();
     }
     return now;
   }
@@ -179,12 +189,17 @@ class CreditFolder {
     uint64_t seq;
     uint32_t credit;
   };
-  static constexpr uint8_t kSkipAfterSchedule = 16;
+  static constexpr uint8_t kMaxBackoff = 10;
   bool on_ = false;
   uint64_t folded_ = 0;
   uint64_t* events_ = nullptr;
-  std::vector<std::vector<Held>> held_;  // per port, in (time, seq) order
-  std::vector<uint8_t> skip_;            // per port: ShouldHold's count
+  // Per port, together so that one cache line serves a port's checks.
+  struct PortFold {
+    std::vector<Held> held;  // in (time, seq) order
+    uint16_t skip = 0;       // returns not to hold (ShouldHold)
+    uint8_t backoff = 0;     // releases in a row that scheduled one
+  };
+  std::vector<PortFold> ports_;
 };
 
 }  // namespace ccreplay
