@@ -67,9 +67,10 @@ struct Prepared {
   size_t instructions = 0;
 };
 
-Prepared Prepare(v1::CollectiveOp op, uint32_t n, uint64_t bytes,
-                 const char* algo, TopologyKind topo,
-                 const HwConfig& hw = DefaultTps186(), bool rendezvous = true) {
+// The lowered trace of a collective on `hw`; aborts if it cannot be lowered.
+v1::Trace Lowered(v1::CollectiveOp op, uint32_t n, uint64_t bytes,
+                  const char* algo, TopologyKind topo, const HwConfig& hw,
+                  bool rendezvous = true) {
   CollectiveSpec spec;
   spec.op = op;
   spec.n = n;
@@ -79,15 +80,28 @@ Prepared Prepare(v1::CollectiveOp op, uint32_t n, uint64_t bytes,
   spec.no_rendezvous = !rendezvous;
   auto trace = LowerCollective(spec, hw);
   if (!trace.ok()) std::abort();
-  auto program = ValidateAndDecode(*trace, hw.Target());
+  return *std::move(trace);
+}
+
+size_t Instructions(const Program& p) {
+  size_t n = 0;
+  for (const ChipProgram& c : p.chips) {
+    for (const StreamProgram& s : c.streams) n += s.instrs.size();
+  }
+  return n;
+}
+
+Prepared Prepare(v1::CollectiveOp op, uint32_t n, uint64_t bytes,
+                 const char* algo, TopologyKind topo,
+                 const HwConfig& hw = DefaultTps186(), bool rendezvous = true) {
+  auto program = ValidateAndDecode(
+      Lowered(op, n, bytes, algo, topo, hw, rendezvous), hw.Target());
   if (!program.ok()) std::abort();
   Prepared p;
   p.hw = &hw;
   p.program = *std::move(program);
   p.topology = *Topology::Build(topo, n, hw.topology_params);
-  for (const auto& c : p.program.chips) {
-    for (const auto& s : c.streams) p.instructions += s.instrs.size();
-  }
+  p.instructions = Instructions(p.program);
   return p;
 }
 
@@ -266,20 +280,11 @@ BENCHMARK(BM_ReplayAlphaBetaRing)
 // Counters per CPU second and per instruction: the file's bytes, and the
 // resident set the parse adds (the protobuf, before the decode).
 void BM_DecodeTrace(benchmark::State& state) {
-  CollectiveSpec spec;
-  spec.op = v1::ALLREDUCE;
-  spec.n = static_cast<uint32_t>(state.range(0));
-  spec.bytes = 64 << 20;
-  spec.algorithm = "ring";
-  spec.topology = TopologyKind::kRing;
-  spec.no_rendezvous = true;
   const bool arena = state.range(1) != 0;
-  std::string bytes;
-  {
-    auto trace = LowerCollective(spec, AlphaBeta());
-    if (!trace.ok()) std::abort();
-    bytes = trace->SerializeAsString();
-  }
+  const std::string bytes =
+      Lowered(v1::ALLREDUCE, static_cast<uint32_t>(state.range(0)), 64 << 20,
+              "ring", TopologyKind::kRing, AlphaBeta(), /*rendezvous=*/false)
+          .SerializeAsString();
   double instrs = 0, parsed_bytes = 0;
   for (auto _ : state) {
     ReleaseFreeMemory();
@@ -297,10 +302,7 @@ void BM_DecodeTrace(benchmark::State& state) {
       program = ValidateAndDecode(*t, AlphaBeta().Target());
     }  // the protobuf is freed here, as the replay frees it
     if (!program.ok()) std::abort();
-    instrs = 0;
-    for (const ChipProgram& c : program->chips) {
-      for (const StreamProgram& s : c.streams) instrs += s.instrs.size();
-    }
+    instrs = static_cast<double>(Instructions(*program));
     benchmark::DoNotOptimize(program->num_chips);
   }
   state.counters["instr/s"] =

@@ -1,6 +1,7 @@
 // Spreading independent points over the processes of an MPI job: `mpirun -np
-// K ccreplay sweep ...` (or `compare`) gives point i to rank i mod K, each
-// rank runs its share on its own thread pool (-j), and rank 0 gathers every
+// K ccreplay sweep ...` (or `compare`) gives each rank a share of the points
+// balanced by estimated work (PointsOfRank, cli/point.h), each rank runs its
+// share on its own thread pool (-j), and rank 0 gathers every
 // outcome and alone prints and writes the results, which are byte-identical
 // to a serial run's. Built only with -DCCREPLAY_MPI=ON (spread_mpi.cc); the
 // default build (spread_local.cc) is always one process of one rank.

@@ -26,26 +26,28 @@ Rank ThisRank() {
 absl::StatusOr<std::vector<std::string>> GatherAtRoot(const std::string& mine) {
   const Rank me = ThisRank();
   if (me.size == 1) return std::vector<std::string>{mine};
-  // MPI counts are ints: a share that does not fit sends -1 and nothing, so
-  // that every rank still takes part in both collectives.
+  // MPI counts are ints. Every rank learns every count, so all agree on
+  // which shares fit in the one buffer at rank 0 (in rank order, up to 2 GiB
+  // in all); a share that does not is sent as nothing, and rank 0 reports
+  // it. (A share over 2 GiB counts as -1.)
   const int count = mine.size() <= INT_MAX ? static_cast<int>(mine.size()) : -1;
-  std::vector<int> counts(me.rank == 0 ? me.size : 0);
-  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::vector<int> counts(me.size);
+  MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
   std::vector<int> recv(counts.size()), displs(counts.size());
   int64_t total = 0;
   int too_big = -1;
   for (size_t i = 0; i < counts.size(); ++i) {
-    recv[i] = counts[i] < 0 ? 0 : counts[i];
-    if (counts[i] < 0 || total + recv[i] > INT_MAX) {
+    recv[i] = counts[i];
+    if (counts[i] < 0 || total + counts[i] > INT_MAX) {
       if (too_big < 0) too_big = static_cast<int>(i);
       recv[i] = 0;
     }
     displs[i] = static_cast<int>(total);
     total += recv[i];
   }
-  std::string all(static_cast<size_t>(total), '\0');
-  MPI_Gatherv(mine.data(), count < 0 ? 0 : count, MPI_CHAR, all.data(),
-              recv.data(), displs.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+  std::string all(me.rank == 0 ? static_cast<size_t>(total) : 0, '\0');
+  MPI_Gatherv(mine.data(), recv[me.rank], MPI_CHAR, all.data(), recv.data(),
+              displs.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
   if (me.rank != 0) return std::vector<std::string>{};
   if (too_big >= 0) {
     return absl::ResourceExhaustedError(absl::StrCat(

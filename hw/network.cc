@@ -191,15 +191,16 @@ Network::Pick Network::Arbitrate(Port& pt, uint32_t lg,
     const uint32_t vc = hw_.switch_fifo ? k : (pt.rr_vc(lg) + k) % vcs;
     const uint32_t row = pt.Row(vc, lg);
     const uint32_t start = hw_.switch_fifo ? 0 : pt.rr_input(lg, vc);
+    // With credit for the largest packet there can be, any head fits and
+    // its size need not be read (a cache miss on a large system).
+    const bool any_fits = !hw_.switch_fifo && pt.HasCredit(vc, max_wire_);
     uint32_t last_dist = 0;
     for (uint32_t i = pt.NextWaiting(row, start); i < inputs;
          i = pt.NextWaiting(row, (i + 1) % inputs)) {
       const uint32_t dist = (i + inputs - start) % inputs;
       if (dist < last_dist) break;  // wrapped around to the start
       last_dist = dist + 1;
-      // With credit for the largest packet there can be, the head's size
-      // need not be read (a cache miss on a large system).
-      if (!hw_.switch_fifo && pt.HasCredit(vc, max_wire_)) return Pick{i, vc};
+      if (any_fits) return Pick{i, vc};
       const Packet& head = packets_[pt.Head(i, row)];
       if (!pt.HasCredit(vc, WireBytes(head))) {
         *credit_blocked = true;

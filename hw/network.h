@@ -61,10 +61,8 @@ class Network {
   // The end of the run: adds the credit returns still held (CreditFolder)
   // and returns when the last of them, or `now`, happened.
   TimePs ReleaseHeldCredits(TimePs now) {
-    return credit_fold_.ReleaseAll(now, [this](uint32_t port, uint32_t c) {
-      ports_[port].ReturnCredit(c % kMaxVirtualChannels,
-                                c / kMaxVirtualChannels);
-    });
+    return credit_fold_.ReleaseAll(
+        now, [this](uint32_t port, uint32_t c) { ApplyCredit(port, c); });
   }
   // Reports serialisation, credit and queue depth to `rec` (null: none).
   void SetRecorder(NetRecorder* rec) {
@@ -108,8 +106,7 @@ class Network {
   // kCreditReturn: `bytes` of buffer space at the far end of `port` freed.
   // `credit` is CreditWord(): the bytes and the virtual channel.
   void OnCreditReturn(uint32_t port, uint32_t credit, TimePs now) {
-    ports_[port].ReturnCredit(credit % kMaxVirtualChannels,
-                              credit / kMaxVirtualChannels);
+    ApplyCredit(port, credit);
     if (rec_) rec_->CreditReturned(port, credit / kMaxVirtualChannels, now);
     TryTransmit(port, now);
   }
@@ -157,6 +154,11 @@ class Network {
   static uint32_t CreditWord(uint32_t bytes, uint32_t vc) {
     return bytes * kMaxVirtualChannels + vc;
   }
+  // Gives `port` the credit of CreditWord `credit`.
+  void ApplyCredit(uint32_t port, uint32_t credit) {
+    ports_[port].ReturnCredit(credit % kMaxVirtualChannels,
+                              credit / kMaxVirtualChannels);
+  }
   // `bytes` of channel `vc`'s buffer at the far end of `link` were freed at
   // `at`: the credit travels back over the link. With unbounded buffers a
   // credit changes nothing, and no event carries it; to a port where no
@@ -176,10 +178,7 @@ class Network {
   void ReleaseCredits(uint32_t port, TimePs now) {
     credit_fold_.Release(
         port, now, q_.last_seq(),
-        [this, port](uint32_t c) {
-          ports_[port].ReturnCredit(c % kMaxVirtualChannels,
-                                    c / kMaxVirtualChannels);
-        },
+        [this, port](uint32_t c) { ApplyCredit(port, c); },
         [this, port](TimePs t, uint64_t seq, uint32_t c) {
           q_.PushReserved(t, seq, kCreditReturn, port, c);
         });

@@ -181,7 +181,7 @@ void StreamCore::Resume(uint32_t slot, TimePs now) {
   st.wait = WaitKind::kNone;
   while (st.pc < st.size) {
     const uint32_t g = st.base + st.pc;
-    const Instr& in = InstrAt(g);
+    const Instr& in = st.instrs[st.pc];
     InstrTiming& t = r_.instrs[g];
     if (t.issue.ps() < 0) t.issue = now;
     switch (in.kind) {
@@ -378,7 +378,7 @@ std::string StreamCore::DescribeStuck() const {
   std::vector<std::string> lines;
   for (const StreamState& st : streams_) {
     if (st.wait == WaitKind::kDone) continue;
-    const Instr& in = InstrAt(st.base + st.pc);
+    const Instr& in = st.instrs[st.pc];
     std::string what;
     if (st.wait == WaitKind::kMsgWait) {
       what =

@@ -120,7 +120,6 @@ void DecodeChip(const v1::ChipProgram& chip, std::vector<StreamProgram>* out) {
   }
 }
 
-
 }  // namespace
 
 Program DecodeValidated(const v1::Trace& trace) {
