@@ -154,7 +154,7 @@ void Sim::Deliver(uint32_t packet, TimePs now) {
       // folded (hw/coalesce.h): the count completes at the same arrival.
       const uint64_t bytes = pk.payload + net_.coalescer().TakeFolded(pk.op);
       r_.bytes_received[pk.dst] += bytes;
-      OpState& op = ops_[pk.op];
+      OpState& op = Op(pk.op);
       op.arrived += bytes;
       if (op.arrived == InstrAt(pk.op).bytes) WriteLanded(pk.op, now);
       break;

@@ -71,7 +71,9 @@ struct InstrTiming {
   // just before (or, for a Send, the Receive whose clear-to-send arrived).
   uint32_t cause = kNoCause;
   // A message counted after it arrived: the data instruction (earlier on its
-  // qp) whose landing released it.
+  // qp) whose landing released it. kNoCause for every other kind once the
+  // run is over (while a Transfer or Send is in flight, the engine keeps its
+  // state slot here: replay/stream_core.h, OpState).
   uint32_t held_by = kNoCause;
 };
 static_assert(sizeof(InstrTiming) == 64, "one timing record, one cache line");

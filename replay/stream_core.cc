@@ -41,8 +41,6 @@ absl::Status StreamCore::Flatten() {
                      " are supported"));
   }
   ReserveOnHugePages(r_.instrs, total);  // filled below, in one pass
-  ReserveOnHugePages(ops_, total);
-  ops_.resize(total);
   r_.chip_first_stream.reserve(n);
   for (uint32_t c = 0; c < n; ++c) {
     r_.chip_first_stream.push_back(static_cast<uint32_t>(streams_.size()));
@@ -168,10 +166,10 @@ void StreamCore::LocalDone(uint32_t e, TimePs now) {
   const uint32_t g = cdma_.engine(e).current;
   const uint32_t chip = cdma_.engine(e).chip;
   r_.bytes_local[chip] += InstrAt(g).bytes;
-  ops_[g].arrived = InstrAt(g).bytes;
   r_.instrs[g].landed = now;
   FinishDataPhase(e, now);
   DataLanded(g, now);
+  FreeOp(g);
   CompleteOp(g, now);
 }
 
@@ -210,11 +208,13 @@ void StreamCore::Resume(uint32_t slot, TimePs now) {
         break;
       default: {
         const uint32_t e = cdma_.Index(st.chip, in.qp_id);
-        ops_[g].engine = e;
         if (MovesData(in.kind)) st.outstanding++;
+        if (in.kind == OpKind::kTransfer || in.kind == OpKind::kSend) {
+          NewOp(g);
+        }
         if (in.kind == OpKind::kSend) {
           PairState& pair = Pair(st.chip, in.peer);
-          ops_[g].send_index = static_cast<uint32_t>(pair.sends.size());
+          Op(g).send_index = static_cast<uint32_t>(pair.sends.size());
           pair.sends.push_back(g);
         }
         cdma_.Enqueue(e, in.qp_id, g);
@@ -236,7 +236,25 @@ const StreamCore::PairState* StreamCore::FindPair(uint32_t src,
 
 bool StreamCore::SendReady(uint32_t g) const {
   const PairState* pair = FindPair(r_.instrs[g].chip, InstrAt(g).peer);
-  return pair != nullptr && pair->cts.size() > ops_[g].send_index;
+  return pair != nullptr && pair->cts.size() > Op(g).send_index;
+}
+
+void StreamCore::NewOp(uint32_t g) {
+  uint32_t slot;
+  if (free_ops_.empty()) {
+    slot = static_cast<uint32_t>(ops_.size());
+    ops_.emplace_back();
+  } else {
+    slot = free_ops_.back();
+    free_ops_.pop_back();
+    ops_[slot] = OpState{};
+  }
+  r_.instrs[g].held_by = slot;
+}
+
+void StreamCore::FreeOp(uint32_t g) {
+  free_ops_.push_back(r_.instrs[g].held_by);
+  r_.instrs[g].held_by = kNoCause;
 }
 
 void StreamCore::TryStart(uint32_t e, TimePs now) {
@@ -263,8 +281,7 @@ bool StreamCore::MatchSend(uint32_t g, uint32_t recv) {
                      " expects ", rin.bytes));
     return false;
   }
-  ops_[g].match = recv;
-  ops_[recv].match = g;
+  Op(g).match = recv;
   return true;
 }
 
@@ -278,7 +295,7 @@ void StreamCore::StartOp(uint32_t e, uint32_t g, TimePs ready, TimePs now) {
     // Held up past its readiness: by a Send's clear-to-send arriving now,
     // or else by the engine finishing the instruction before it.
     const uint32_t recv = in.kind == OpKind::kSend
-                              ? Pair(chip, in.peer).cts[ops_[g].send_index]
+                              ? Pair(chip, in.peer).cts[Op(g).send_index]
                               : kNone;
     t.cause = recv != kNone && r_.instrs[recv].arrived == now ? recv : before;
   }
@@ -286,10 +303,10 @@ void StreamCore::StartOp(uint32_t e, uint32_t g, TimePs ready, TimePs now) {
     case OpKind::kTransfer:
     case OpKind::kSend:
       if (in.kind == OpKind::kSend &&
-          !MatchSend(g, Pair(chip, in.peer).cts[ops_[g].send_index])) {
+          !MatchSend(g, Pair(chip, in.peer).cts[Op(g).send_index])) {
         return;
       }
-      ops_[g].data_seq = msg_->DataStarted(chip, in.qp_id);
+      Op(g).data_seq = msg_->DataStarted(chip, in.qp_id);
       StartData(e, g, now);
       return;
     case OpKind::kReceive:
@@ -319,13 +336,15 @@ void StreamCore::FinishDataPhase(uint32_t e, TimePs now) {
 
 void StreamCore::WriteLanded(uint32_t g, TimePs now) {
   r_.instrs[g].landed = now;
-  if (ops_[g].match != kNone) {  // a Send: its Receive is done
-    r_.instrs[ops_[g].match].landed = now;
-    CompleteOp(ops_[g].match, now);
+  if (const uint32_t recv = Op(g).match; recv != kNone) {
+    // A Send: its Receive is done.
+    r_.instrs[recv].landed = now;
+    CompleteOp(recv, now);
   }
   // The destination acknowledges the whole write to the source.
   SendControl(PacketKind::kAck, g, now);
   DataLanded(g, now);
+  FreeOp(g);
 }
 
 void StreamCore::MessageArrived(uint32_t g, TimePs now) {
@@ -343,7 +362,10 @@ void StreamCore::CtsArrived(uint32_t g, TimePs now) {
   PairState& pair = Pair(InstrAt(g).peer, r_.instrs[g].chip);
   pair.cts.push_back(g);
   const size_t idx = pair.cts.size() - 1;
-  if (idx < pair.sends.size()) TryStart(ops_[pair.sends[idx]].engine, now);
+  if (idx < pair.sends.size()) {
+    const uint32_t send = pair.sends[idx];
+    TryStart(cdma_.Index(ChipOf(send), InstrAt(send).qp_id), now);
+  }
 }
 
 void StreamCore::DeliverMessage(uint32_t op, TimePs now) {
@@ -356,7 +378,7 @@ void StreamCore::CountMessage(uint32_t op, TimePs now) {
 }
 
 void StreamCore::DataLanded(uint32_t g, TimePs now) {
-  msg_->DataLanded(r_.instrs[g].chip, InstrAt(g).qp_id, ops_[g].data_seq,
+  msg_->DataLanded(r_.instrs[g].chip, InstrAt(g).qp_id, Op(g).data_seq,
                    [&](uint32_t m) {
                      r_.instrs[m].held_by = g;
                      DeliverMessage(m, now);

@@ -53,14 +53,17 @@ class StreamCore {
     const Instr* instrs = nullptr;  // the program's, for this stream
   };
 
-  // Per issued queue-pair instruction (indexed by global instruction index);
-  // 24 bytes (its stream is SlotOf(g), not stored).
+  // Engine state of a Transfer or Send from its issue until its write has
+  // landed (the rest of an instruction's state is its timing record). The
+  // states live in a pool whose slots are reused as writes land, so its size
+  // follows the writes in flight, not the trace; the slot of instruction g
+  // is kept in r_.instrs[g].held_by, which only messages use otherwise, and
+  // is cleared when the slot is freed (Op, NewOp, FreeOp).
   struct OpState {
-    uint64_t arrived = 0;  // payload bytes landed at the destination
-    uint32_t engine = 0;
-    uint32_t match = kNone;   // Send: its Receive; Receive: its Send
+    uint64_t arrived = 0;     // payload bytes landed at the destination
+    uint32_t match = kNone;   // Send: its Receive
     uint32_t send_index = 0;  // Send: position among Sends of its chip pair
-    uint32_t data_seq = 0;    // Transfer/Send: order among its qp's data ops
+    uint32_t data_seq = 0;    // order among its qp's data ops
   };
   static_assert(sizeof(OpState) <= 24, "engine state per instruction");
 
@@ -109,6 +112,9 @@ class StreamCore {
     return st.instrs[g - st.base];
   }
   uint32_t ChipOf(uint32_t g) const { return r_.instrs[g].chip; }
+  // The engine state of Transfer or Send g, issued and not yet landed.
+  OpState& Op(uint32_t g) { return ops_[r_.instrs[g].held_by]; }
+  const OpState& Op(uint32_t g) const { return ops_[r_.instrs[g].held_by]; }
   // The data phase of engine `e` ended: its next instruction may start.
   void FinishDataPhase(uint32_t e, TimePs now);
   // Write `g` has landed in full at its destination: its Send's Receive
@@ -133,12 +139,13 @@ class StreamCore {
   std::optional<MessageUnit> msg_;  // sized once the program is flattened
   ReplayResult r_;
   absl::Status error_;
-  std::vector<OpState> ops_;
+  std::vector<OpState> ops_;      // the pool: slots of writes in flight
+  std::vector<uint32_t> free_ops_;  // free slots of ops_, reused last first
   bool drops_superseded_ = false;  // Run() asks Superseded of every event
 
  private:
-  // One OpState and one timing record per instruction, allocated up front
-  // so the hot path never reallocates them.
+  // One timing record per instruction, allocated up front so the hot path
+  // never reallocates them.
   absl::Status Flatten();
   absl::StatusOr<ReplayResult> Finish(TimePs now);
   // The error of a run stopped by ReplayOptions::max_events at `now`.
@@ -164,6 +171,10 @@ class StreamCore {
     return r_.chip_first_stream[r_.instrs[g].chip] + r_.instrs[g].stream;
   }
   bool SendReady(uint32_t g) const;
+  // Takes a pool slot for Transfer or Send g at its issue; frees it once
+  // its write has landed.
+  void NewOp(uint32_t g);
+  void FreeOp(uint32_t g);
 
   std::string engine_name_;
   std::vector<StreamState> streams_;
