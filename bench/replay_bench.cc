@@ -273,24 +273,34 @@ BENCHMARK(BM_ReplayAlphaBetaRing)
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 
-// Reading a binary trace as `ccreplay replay` does: parse the bytes onto an
-// arena (ArenaTrace), validate and decode them, free the protobuf; and, for
-// comparison, the same parse onto the heap (argument 0: one allocation per
-// message). The ring AllReduce of 64 MiB on the alpha-beta machine, N chips.
-// Counters per CPU second and per instruction: the file's bytes, and the
-// resident set the parse adds (the protobuf, before the decode).
+// Reading a binary trace for a replay, three ways (argument 1): 2, as
+// `ccreplay replay` does, chip by chip (StreamValidateAndDecode: each chip
+// parsed on a reused arena, checked and decoded before the next); 1, the
+// whole protobuf parsed onto an arena (ArenaTrace), validated and decoded,
+// then freed (the path of text traces); 0, the same on the heap (one
+// allocation per message). The ring AllReduce of 64 MiB on the alpha-beta
+// machine, N chips. Counters per CPU second and per instruction: the file's
+// bytes, the resident set the whole parse adds (the protobuf, before the
+// decode), and the peak the reading adds beyond the file (the program
+// included).
 void BM_DecodeTrace(benchmark::State& state) {
-  const bool arena = state.range(1) != 0;
+  const int mode = static_cast<int>(state.range(1));
   const std::string bytes =
       Lowered(v1::ALLREDUCE, static_cast<uint32_t>(state.range(0)), 64 << 20,
               "ring", TopologyKind::kRing, AlphaBeta(), /*rendezvous=*/false)
           .SerializeAsString();
-  double instrs = 0, parsed_bytes = 0;
+  double instrs = 0, parsed_bytes = 0, peak_bytes = 0;
   for (auto _ : state) {
     ReleaseFreeMemory();
+    ResetPeakRss();
     const double before = ProcStatusBytes("VmRSS");
     absl::StatusOr<Program> program;
-    if (arena) {
+    if (mode == 2) {
+      std::optional<StreamedTrace> t =
+          StreamValidateAndDecode(bytes, AlphaBeta().Target());
+      if (!t) std::abort();
+      program = std::move(t->program);
+    } else if (mode == 1) {
       absl::StatusOr<ArenaTrace> t = ParseTraceOnArena(bytes, "bench");
       if (!t.ok()) std::abort();
       parsed_bytes = ProcStatusBytes("VmRSS") - before;
@@ -302,6 +312,7 @@ void BM_DecodeTrace(benchmark::State& state) {
       program = ValidateAndDecode(*t, AlphaBeta().Target());
     }  // the protobuf is freed here, as the replay frees it
     if (!program.ok()) std::abort();
+    peak_bytes = ProcStatusBytes("VmHWM") - before;
     instrs = static_cast<double>(Instructions(*program));
     benchmark::DoNotOptimize(program->num_chips);
   }
@@ -309,11 +320,14 @@ void BM_DecodeTrace(benchmark::State& state) {
       benchmark::Counter(instrs, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["instructions"] = instrs;
   state.counters["file_B/instr"] = static_cast<double>(bytes.size()) / instrs;
-  state.counters["protobuf_B/instr"] = parsed_bytes / instrs;
+  if (mode != 2) state.counters["protobuf_B/instr"] = parsed_bytes / instrs;
+  state.counters["peak_B/instr"] = peak_bytes / instrs;
 }
 BENCHMARK(BM_DecodeTrace)
+    ->Args({64, 2})
     ->Args({64, 1})
     ->Args({64, 0})
+    ->Args({1024, 2})
     ->Args({1024, 1})
     ->Args({1024, 0})
     ->Iterations(1)

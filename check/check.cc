@@ -46,7 +46,9 @@ class Checker : public RuleSink {
 
   // RuleSink: a trace rule's finding, placed with its text location.
   void Report(absl::string_view rule, const TracePlace& place,
-              std::string message, const TracePlace* related) override {
+              absl::string_view place_text, std::string message,
+              const TracePlace* related) override {
+    (void)place_text;  // At() gives the place with its text location
     if (related == nullptr) {
       Add(rule, Severity::kError, At(place), std::move(message));
     } else {

@@ -4,9 +4,11 @@
 #include <cctype>
 #include <optional>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/file_util.h"
 #include "base/release_memory.h"
 #include "base/thread_pool.h"
 #include "collectives/lower.h"
@@ -44,12 +46,16 @@ absl::StatusOr<TopologyChoice> ChooseTopology(
 
 namespace {
 
-// Validates and decodes `trace` and builds the topology it runs on.
-absl::StatusOr<RunOutcome> Prepare(const v1::Trace& trace, const HwConfig& hw,
-                                   std::optional<TopologyChoice> topology) {
+// Builds the topology `trace` (its header) runs on, and takes its
+// validated program from `decode`, in that order (so a bad topology name is
+// reported before a bad instruction).
+absl::StatusOr<RunOutcome> PrepareWith(
+    const v1::Trace& trace, const HwConfig& hw,
+    std::optional<TopologyChoice> topology,
+    absl::FunctionRef<absl::StatusOr<Program>()> decode) {
   auto choice = ChooseTopology(trace, hw, topology);
   if (!choice.ok()) return choice.status();
-  auto program = ValidateAndDecode(trace, hw.Target());
+  auto program = decode();
   if (!program.ok()) return program.status();
   auto topo =
       Topology::Build(choice->kind, program->num_chips,
@@ -59,6 +65,14 @@ absl::StatusOr<RunOutcome> Prepare(const v1::Trace& trace, const HwConfig& hw,
   out.program = *std::move(program);
   out.topology = *std::move(topo);
   return out;
+}
+
+// Validates and decodes `trace` and builds the topology it runs on.
+absl::StatusOr<RunOutcome> Prepare(const v1::Trace& trace, const HwConfig& hw,
+                                   std::optional<TopologyChoice> topology) {
+  return PrepareWith(trace, hw, topology, [&] {
+    return ValidateAndDecode(trace, hw.Target());
+  });
 }
 
 // Replays a prepared run on `engine` after CheckReplayBudget.
@@ -94,12 +108,36 @@ absl::StatusOr<RunOutcome> ReplayTrace(const v1::Trace& trace,
                         engine);
 }
 
+absl::StatusOr<ReplayInput> ReadTraceForReplay(const std::string& path,
+                                               const HwConfig& hw) {
+  absl::StatusOr<std::string> bytes = ReadFileToString(path);
+  if (!bytes.ok()) return bytes.status();
+  ReplayInput input;
+  if (std::optional<StreamedTrace> streamed =
+          StreamValidateAndDecode(*bytes, hw.Target())) {
+    *input.trace = std::move(streamed->header);
+    input.decoded = std::move(streamed->program);
+    return input;
+  }
+  absl::StatusOr<ArenaTrace> whole = ParseTraceOnArena(*bytes, path);
+  if (!whole.ok()) return whole.status();
+  input.trace = *std::move(whole);
+  return input;
+}
+
 absl::StatusOr<RunOutcome> ReplayReleasingTrace(
-    ArenaTrace& trace, const HwConfig& hw,
+    ReplayInput& input, const HwConfig& hw,
     std::optional<TopologyChoice> topology, const ReplayOptions& options,
     const ResourceBudget& budget, ReplayFn engine) {
-  absl::StatusOr<RunOutcome> prepared = Prepare(*trace, hw, topology);
-  trace.DropInstructions();
+  absl::StatusOr<RunOutcome> prepared;
+  if (input.decoded) {
+    prepared = PrepareWith(*input.trace, hw, topology,
+                           [&] { return std::move(*input.decoded); });
+    input.decoded.reset();
+  } else {
+    prepared = Prepare(*input.trace, hw, topology);
+    input.trace.DropInstructions();
+  }
   return ReplayPrepared(std::move(prepared), hw, options, budget, engine);
 }
 

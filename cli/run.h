@@ -72,11 +72,27 @@ absl::StatusOr<RunOutcome> ReplayTrace(const v1::Trace& trace,
                                        const ResourceBudget& budget = {},
                                        ReplayFn engine = &Replay);
 
-// ReplayTrace, but frees trace's instructions once decoded (its header
-// stays): for a large trace read from a file, the protobuf and the replay
-// are never resident at once.
+// A trace read for a replay: a binary file decoded chip by chip as it is
+// parsed (StreamValidateAndDecode, trace/decode.h), so that the whole
+// protobuf is never held; otherwise (text format, or bytes the streaming
+// reader leaves to the whole-message path) the whole protobuf on an arena.
+struct ReplayInput {
+  ArenaTrace trace;  // the whole trace, or its header alone if `decoded`
+  // Set when decoded as it was read: the program, or the rules' first
+  // error, reported where the whole path's decode would report it.
+  std::optional<absl::StatusOr<Program>> decoded;
+};
+
+// Reads `path` (a trace file) for a replay on `hw`. Errors: the file's
+// (unreadable, not a trace, malformed), as ReadTraceFileOnArena.
+absl::StatusOr<ReplayInput> ReadTraceForReplay(const std::string& path,
+                                               const HwConfig& hw);
+
+// ReplayTrace of a trace read for a replay; the whole protobuf, if held, is
+// freed once decoded (its header stays), so it and the replay are never
+// resident at once.
 absl::StatusOr<RunOutcome> ReplayReleasingTrace(
-    ArenaTrace& trace, const HwConfig& hw,
+    ReplayInput& input, const HwConfig& hw,
     std::optional<TopologyChoice> topology, const ReplayOptions& options,
     const ResourceBudget& budget = {}, ReplayFn engine = &Replay);
 

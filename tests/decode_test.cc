@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -70,9 +71,49 @@ v1::Receive* AddReceive(v1::Stream* s, uint32_t src, uint64_t bytes) {
   return x;
 }
 
-// The error message of decoding `t` on TPS186 (empty if it decodes).
+// Field by field: an Instr's padding is not part of its value.
+void ExpectSamePrograms(const Program& a, const Program& b) {
+  ASSERT_EQ(a.num_chips, b.num_chips);
+  ASSERT_EQ(a.chips.size(), b.chips.size());
+  for (size_t c = 0; c < a.chips.size(); ++c) {
+    ASSERT_EQ(a.chips[c].streams.size(), b.chips[c].streams.size()) << c;
+    for (size_t s = 0; s < a.chips[c].streams.size(); ++s) {
+      const StreamProgram& x = a.chips[c].streams[s];
+      const StreamProgram& y = b.chips[c].streams[s];
+      EXPECT_EQ(x.id, y.id);
+      ASSERT_EQ(x.instrs.size(), y.instrs.size());
+      for (size_t i = 0; i < x.instrs.size(); ++i) {
+        const Instr& p = x.instrs[i];
+        const Instr& q = y.instrs[i];
+        EXPECT_TRUE(p.kind == q.kind && p.reduce_sum == q.reduce_sum &&
+                    p.qp_id == q.qp_id && p.peer == q.peer &&
+                    p.src_addr == q.src_addr && p.dst_addr == q.dst_addr &&
+                    p.bytes == q.bytes)
+            << "chip " << c << " stream " << s << " instruction " << i;
+      }
+    }
+  }
+}
+
+// Decoding the binary encoding of a trace chip by chip gives what decoding
+// the whole message gives: the same program or the same first error.
+void ExpectStreamedLikeWhole(absl::string_view bytes,
+                             const absl::StatusOr<Program>& whole,
+                             const TraceTarget& hw) {
+  std::optional<StreamedTrace> streamed = StreamValidateAndDecode(bytes, hw);
+  ASSERT_TRUE(streamed.has_value());
+  ASSERT_EQ(streamed->program.status(), whole.status());
+  if (whole.ok()) ExpectSamePrograms(*streamed->program, *whole);
+}
+
+// The error message of decoding `t` on TPS186 (empty if it decodes), which
+// the chip-by-chip reader of its binary encoding gives as well.
 std::string Error(const v1::Trace& t, const TraceTarget& hw = Hw()) {
   absl::StatusOr<Program> p = ValidateAndDecode(t, hw);
+  if (t.has_header() &&
+      t.header().format_version() == v1::FORMAT_VERSION_1) {
+    ExpectStreamedLikeWhole(t.SerializeAsString(), p, hw);
+  }
   if (p.ok()) return "";
   EXPECT_TRUE(absl::IsInvalidArgument(p.status())) << p.status();
   return std::string(p.status().message());
@@ -576,13 +617,21 @@ TEST(DecodeTest, MutatedTracesNeverCrash) {
   std::mt19937 rng(99);
   std::uniform_int_distribution<size_t> pos(0, bytes.size() - 1);
   std::uniform_int_distribution<int> byte(0, 255);
-  int decoded = 0, rejected = 0;
+  int decoded = 0, rejected = 0, streamed_count = 0;
   for (int i = 0; i < 3000; ++i) {
     std::string mutant = bytes;
     for (int k = 0; k < 3; ++k) mutant[pos(rng)] = static_cast<char>(byte(rng));
+    std::optional<StreamedTrace> streamed =
+        StreamValidateAndDecode(mutant, Hw());
     absl::StatusOr<v1::Trace> parsed = ParseTrace(mutant, "m.pb");
+    // What the chip-by-chip reader takes on, the whole path parses too.
+    ASSERT_TRUE(!streamed || parsed.ok()) << i;
     if (!parsed.ok()) continue;
     absl::StatusOr<Program> p = ValidateAndDecode(*parsed, Hw());
+    if (streamed) {
+      ++streamed_count;
+      ExpectStreamedLikeWhole(mutant, p, Hw());
+    }
     if (p.ok()) {
       ++decoded;
       EXPECT_EQ(p->chips.size(), parsed->header().num_chips());
@@ -591,9 +640,115 @@ TEST(DecodeTest, MutatedTracesNeverCrash) {
       EXPECT_TRUE(absl::IsInvalidArgument(p.status())) << p.status();
     }
   }
-  // Both outcomes occur: the check above is not vacuous.
+  // Both outcomes occur, and most parsed mutants were streamed: the checks
+  // above are not vacuous.
   EXPECT_GT(decoded, 0);
   EXPECT_GT(rejected, 0);
+  EXPECT_GT(streamed_count, (decoded + rejected) / 2);
+}
+
+// A small valid trace: chips 0 and 1 send each other 64 bytes.
+v1::Trace Pair() {
+  v1::Trace t = Empty(2);
+  AddSend(StreamOf(&t, 0, 0), 1, 64);
+  AddReceive(StreamOf(&t, 1, 0), 0, 64);
+  AddSend(StreamOf(&t, 1, 0), 0, 64);
+  AddReceive(StreamOf(&t, 0, 0), 1, 64);
+  return t;
+}
+
+// The encoding of `header` as field 1 of a Trace, and of `chip` as field 2.
+std::string HeaderField(const v1::TraceHeader& header) {
+  v1::Trace t;
+  *t.mutable_header() = header;
+  return t.SerializeAsString();
+}
+std::string ChipField(const v1::ChipProgram& chip) {
+  v1::Trace t;
+  *t.add_chips() = chip;
+  return t.SerializeAsString();
+}
+
+TEST(StreamDecodeTest, HeaderAfterTheChipsAndRepeatedHeadersAreMerged) {
+  const v1::Trace t = Pair();
+  // Protobuf accepts fields in any order and merges a singular message
+  // field met twice; so does the chip-by-chip reader.
+  v1::TraceHeader first;
+  first.set_format_version(v1::FORMAT_VERSION_1);
+  first.set_generator("first");
+  v1::TraceHeader second;
+  second.set_num_chips(2);
+  const std::string bytes = ChipField(t.chips(0)) + HeaderField(first) +
+                            ChipField(t.chips(1)) + HeaderField(second);
+  absl::StatusOr<v1::Trace> whole = ParseTrace(bytes, "t.pb");
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(whole->header().num_chips(), 2u);
+  EXPECT_EQ(whole->header().generator(), "first");
+  std::optional<StreamedTrace> s = StreamValidateAndDecode(bytes, Hw());
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->header.header().SerializeAsString(),
+            whole->header().SerializeAsString());
+  EXPECT_EQ(s->header.chips_size(), 0);
+  ExpectStreamedLikeWhole(bytes, ValidateAndDecode(*whole, Hw()), Hw());
+}
+
+TEST(StreamDecodeTest, MatchingErrorNamesAPlaceInAChipAlreadyFreed) {
+  // Chip 0's Send of 64 bytes meets chip 1's Receive of 32: the message
+  // names both places, though chip 0's protobuf is gone when it is made.
+  v1::Trace t = Empty(2);
+  AddSend(StreamOf(&t, 0, 3), 1, 64);
+  AddReceive(StreamOf(&t, 1, 7), 0, 32);
+  EXPECT_EQ(Error(t),
+            "chip 0, stream 3, instruction 0 (Send): sends 64 bytes to chip "
+            "1, but its matching Receive (number 0 between these chips), "
+            "chip 1, stream 7, instruction 0 (Receive), expects 32 bytes");
+}
+
+TEST(StreamDecodeTest, LeavesToTheWholePathWhatItDoesNotTakeOn) {
+  const v1::Trace t = Pair();
+  const std::string bytes = t.SerializeAsString();
+  ASSERT_TRUE(StreamValidateAndDecode(bytes, Hw()).has_value());
+  // Every truncation (the whole path rejects each as malformed).
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    const std::string cut = bytes.substr(0, n);
+    if (ParseTrace(cut, "t.pb").ok()) continue;  // a cut at a field end
+    EXPECT_FALSE(StreamValidateAndDecode(cut, Hw()).has_value()) << n;
+  }
+  // An unknown top-level field (protobuf keeps it; the reader leaves it).
+  EXPECT_FALSE(StreamValidateAndDecode(bytes + std::string("\x18\x01", 2),
+                                       Hw())
+                   .has_value());
+  // No header, a header of another version, the text format.
+  EXPECT_FALSE(
+      StreamValidateAndDecode(ChipField(t.chips(0)), Hw()).has_value());
+  v1::Trace v2 = t;
+  v2.mutable_header()->set_format_version(static_cast<v1::FormatVersion>(2));
+  EXPECT_FALSE(
+      StreamValidateAndDecode(v2.SerializeAsString(), Hw()).has_value());
+  EXPECT_FALSE(StreamValidateAndDecode(
+                   "header { format_version: FORMAT_VERSION_1 num_chips: 2 }",
+                   Hw())
+                   .has_value());
+}
+
+TEST(StreamDecodeTest, AMalformedChipAfterARuleErrorIsLeftToTheWholePath) {
+  // Chip 0 breaks a rule (zero bytes); chip 1's entry is framed right but
+  // its content does not parse (a zero tag). The whole path reports the
+  // malformed file, not the rule: so must the reader, by leaving it.
+  v1::Trace t = Empty(2);
+  AddTransfer(StreamOf(&t, 0, 0), 0, 1, 0);
+  AddTransfer(StreamOf(&t, 1, 0), 0, 0, 8);
+  const std::string head = HeaderField(t.header()) + ChipField(t.chips(0));
+  std::string bad = ChipField(t.chips(1));
+  ASSERT_LT(static_cast<unsigned char>(bad[1]), 0x80);  // a 1-byte length
+  bad[2] = 0;  // the first tag of the chip's content
+  EXPECT_FALSE(ParseTrace(head + bad, "t.pb").ok());
+  EXPECT_FALSE(StreamValidateAndDecode(head + bad, Hw()).has_value());
+  // The same framing with the chip intact is read chip by chip.
+  EXPECT_TRUE(StreamValidateAndDecode(head + ChipField(t.chips(1)), Hw())
+                  .has_value());
+  // Well formed, the same rule error comes back from both.
+  EXPECT_THAT(Error(t), HasSubstr("bytes is 0"));
 }
 
 }  // namespace

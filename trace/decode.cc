@@ -1,12 +1,19 @@
 #include "trace/decode.h"
 
+#include <climits>
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/arena.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/wire_format_lite.h"
 #include "trace/rules.h"
+#include "trace/trace_io.h"
 
 namespace ccreplay {
 namespace {
@@ -16,28 +23,24 @@ namespace {
 // of coarser places name them already ("chips[2]: chip 1 listed twice").
 class FirstError : public RuleSink {
  public:
-  explicit FirstError(const v1::Trace& trace) : trace_(trace) {}
-
   void Report(absl::string_view rule, const TracePlace& place,
-              std::string message, const TracePlace* related) override {
+              absl::string_view place_text, std::string message,
+              const TracePlace* related) override {
     (void)rule;
     (void)related;
     status_ = absl::InvalidArgumentError(
-        place.instr < 0
-            ? message
-            : absl::StrCat(TracePlaceText(trace_, place), ": ", message));
+        place.instr < 0 ? message : absl::StrCat(place_text, ": ", message));
   }
   bool Done() const override { return !status_.ok(); }
   const absl::Status& status() const { return status_; }
 
  private:
-  const v1::Trace& trace_;
   absl::Status status_;
 };
 
 // The first error of the rules, or OK.
 absl::Status Validate(const v1::Trace& trace, const TraceTarget& hw) {
-  FirstError first(trace);
+  FirstError first;
   RunTraceRules(trace, hw, RuleOptions{}, &first);
   return first.status();
 }
@@ -136,6 +139,114 @@ absl::StatusOr<Program> ValidateAndDecode(const v1::Trace& trace,
                                           const TraceTarget& hw) {
   if (absl::Status s = Validate(trace, hw); !s.ok()) return s;
   return DecodeValidated(trace);
+}
+
+namespace {
+
+namespace pb = google::protobuf;
+using pb::internal::WireFormatLite;
+
+// Where a length-delimited field's bytes are in the buffer.
+struct Span {
+  int offset = 0;
+  int size = 0;
+};
+
+// The top level of a binary trace: its header spans and chips spans in
+// order. False unless every field is a header or chips entry whose length
+// fits in what remains.
+bool ScanTopLevel(absl::string_view bytes, std::vector<Span>* headers,
+                  std::vector<Span>* chips) {
+  pb::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                              static_cast<int>(bytes.size()));
+  in.SetTotalBytesLimit(INT_MAX);
+  while (true) {
+    const uint32_t tag = in.ReadTag();
+    if (tag == 0) return in.ConsumedEntireMessage() &&
+                         in.CurrentPosition() == static_cast<int>(bytes.size());
+    if (WireFormatLite::GetTagWireType(tag) !=
+        WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+      return false;
+    }
+    const int field = WireFormatLite::GetTagFieldNumber(tag);
+    if (field != v1::Trace::kHeaderFieldNumber &&
+        field != v1::Trace::kChipsFieldNumber) {
+      return false;
+    }
+    uint32_t length = 0;
+    if (!in.ReadVarint32(&length) || length > INT_MAX) return false;
+    const Span span{in.CurrentPosition(), static_cast<int>(length)};
+    if (!in.Skip(span.size)) return false;
+    (field == v1::Trace::kHeaderFieldNumber ? headers : chips)->push_back(span);
+  }
+}
+
+// Merges `span` of `bytes` into `m`, as protobuf merges a field it meets
+// again; false if its bytes do not parse.
+bool MergeSpan(absl::string_view bytes, Span span, pb::Message* m) {
+  return m->MergeFromString(std::string(bytes.substr(span.offset, span.size)));
+}
+
+// Parses `span` of `bytes` into `m` (empty).
+bool ParseSpan(absl::string_view bytes, Span span, pb::Message* m) {
+  return m->ParseFromArray(bytes.data() + span.offset, span.size);
+}
+
+}  // namespace
+
+std::optional<StreamedTrace> StreamValidateAndDecode(absl::string_view bytes,
+                                                     const TraceTarget& hw) {
+  if (bytes.empty() || bytes.size() > INT_MAX || LooksLikeTextFormat(bytes)) {
+    return std::nullopt;
+  }
+  std::vector<Span> headers;
+  std::vector<Span> chips;
+  if (!ScanTopLevel(bytes, &headers, &chips)) return std::nullopt;
+  StreamedTrace out;
+  for (const Span& h : headers) {
+    if (!MergeSpan(bytes, h, out.header.mutable_header())) return std::nullopt;
+  }
+  if (headers.empty() ||
+      out.header.header().format_version() != v1::FORMAT_VERSION_1) {
+    return std::nullopt;  // the whole-message path names what is missing
+  }
+  FirstError first;
+  TraceRuleRunner rules(&out.header.header(), hw, RuleOptions{}, &first);
+  const bool chips_checked = rules.Begin();
+  Program program;
+  if (chips_checked) {
+    program.num_chips = out.header.header().num_chips();
+    program.chips.resize(program.num_chips);
+  }
+  // One chip's protobuf at a time, on blocks reused from chip to chip.
+  // The first block, kept by Reset(), is where most chips fit; it is not
+  // written here, so only what the chips use becomes resident.
+  constexpr size_t kFirstBlock = size_t{4} << 20;
+  const std::unique_ptr<char[]> first_block(new char[kFirstBlock]);
+  pb::ArenaOptions arena_options;
+  arena_options.initial_block = first_block.get();
+  arena_options.initial_block_size = kFirstBlock;
+  arena_options.start_block_size = size_t{1} << 20;
+  arena_options.max_block_size = size_t{16} << 20;
+  pb::Arena arena(arena_options);
+  for (size_t c = 0; c < chips.size(); ++c) {
+    auto* chip = pb::Arena::CreateMessage<v1::ChipProgram>(&arena);
+    if (!ParseSpan(bytes, chips[c], chip)) return std::nullopt;
+    if (chips_checked && !first.Done()) {
+      rules.Chip(static_cast<int>(c), *chip);
+      if (!first.Done()) {
+        DecodeChip(*chip, &program.chips[chip->chip()].streams);
+      }
+    }
+    arena.Reset();
+  }
+  if (chips_checked) rules.End();
+  if (!first.status().ok()) {
+    out.program = first.status();
+  } else {
+    out.program = std::move(program);
+  }
+  return out;
 }
 
 }  // namespace ccreplay

@@ -5,8 +5,10 @@
 #define CCREPLAY_TRACE_DECODE_H_
 
 #include <cstdint>
+#include <optional>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "proto/trace.pb.h"
 #include "trace/program.h"
 
@@ -38,6 +40,32 @@ Instr DecodeInstr(const v1::Instruction& in);
 // The decoding step alone. REQUIRES: RunTraceRules() reported no error for
 // `trace` (the Program's invariants rest on those rules).
 Program DecodeValidated(const v1::Trace& trace);
+
+// A binary trace read chip by chip (StreamValidateAndDecode).
+struct StreamedTrace {
+  v1::Trace header;  // the trace's header alone: no chips
+  // What ValidateAndDecode() returns for the whole trace: the program, or
+  // the rules' first error.
+  absl::StatusOr<Program> program;
+};
+
+// ValidateAndDecode() for a binary trace that is never held whole: the
+// top-level fields of `bytes` are scanned (the header wherever it is, merged
+// as protobuf merges a repeated singular field), then each chips entry is
+// parsed on a scratch arena reused from one to the next, checked by the
+// rules (TraceRuleRunner) and decoded before the next is parsed. So a
+// replay holds the file, the program and one chip's protobuf, not the whole
+// protobuf beside the program.
+//
+// Returns std::nullopt when `bytes` are not a well-formed binary trace with
+// a version-1 header (text format, more than 2 GiB, a malformed or
+// truncated field anywhere, a top-level field other than header and chips):
+// the caller takes the whole-message path (ParseTrace, ValidateAndDecode),
+// whose messages say what is wrong. A rule error is returned only once
+// every chip has parsed, so a malformed file is reported as such whichever
+// comes first, as by the whole-message path.
+std::optional<StreamedTrace> StreamValidateAndDecode(absl::string_view bytes,
+                                                     const TraceTarget& hw);
 
 }  // namespace ccreplay
 

@@ -41,31 +41,67 @@ std::string UnknownFieldNumbers(const google::protobuf::UnknownFieldSet& u) {
   return absl::StrJoin(numbers, ", ");
 }
 
-// One Send or Receive, for the matching rule.
+// One Send or Receive, for the matching rule, with the ids its place text
+// names (its chip may be gone when the matching runs).
 struct TwoSided {
   TracePlace place;
+  uint32_t chip_id = 0;
+  uint32_t stream_id = 0;
   uint64_t bytes = 0;
 };
 
-// The runner: one pass over the trace in the order documented on RuleSink.
-class Rules {
- public:
-  Rules(const v1::Trace& trace, const TraceTarget& hw,
-        const RuleOptions& options, RuleSink* sink)
-      : trace_(trace), hw_(hw), options_(options), sink_(*sink) {}
+}  // namespace
 
-  bool Run() {
+// The runner: the rules in the order documented on RuleSink, fed the header
+// and then one chip at a time.
+class TraceRuleRunner::Rules {
+ public:
+  Rules(const v1::Trace* whole, const v1::TraceHeader* header,
+        const TraceTarget& hw, const RuleOptions& options, RuleSink* sink)
+      : whole_(whole),
+        header_(header),
+        hw_(hw),
+        options_(options),
+        sink_(*sink) {}
+
+  bool Begin() {
     if (!Header()) return false;
-    if (trace_.header().has_collective()) Collective();
-    for (int c = 0; c < trace_.chips_size() && !sink_.Done(); ++c) Chip(c);
-    if (!sink_.Done()) Matching();
+    if (header_->has_collective()) Collective();
     return true;
   }
+  void Chip(int c, const v1::ChipProgram& chip) {
+    if (sink_.Done()) return;
+    chip_ = &chip;
+    CheckChip(c);
+    chip_ = nullptr;
+  }
+  void End() {
+    if (!sink_.Done()) Matching();
+  }
+  bool Done() const { return sink_.Done(); }
 
  private:
+  // The place text of `p`, a place in the chip being checked.
+  std::string TextOf(const TracePlace& p) const {
+    if (p.chip < 0 || chip_ == nullptr) return "";
+    if (p.stream < 0) return PlaceText(chip_->chip());
+    const v1::Stream& s = chip_->streams(p.stream);
+    if (p.instr < 0) return PlaceText(chip_->chip(), s.id());
+    return PlaceText(chip_->chip(), s.id(), p.instr,
+                     InstructionKindName(s.instructions(p.instr)));
+  }
+  static std::string TextOf(const TwoSided& t, absl::string_view kind) {
+    return PlaceText(t.chip_id, t.stream_id, t.place.instr, kind);
+  }
+
   void Report(absl::string_view rule, const TracePlace& p, std::string m,
               const TracePlace* related = nullptr) {
-    if (!sink_.Done()) sink_.Report(rule, p, std::move(m), related);
+    if (!sink_.Done()) sink_.Report(rule, p, TextOf(p), std::move(m), related);
+  }
+  void ReportAt(absl::string_view rule, const TracePlace& p,
+                const std::string& text, std::string m,
+                const TracePlace* related = nullptr) {
+    if (!sink_.Done()) sink_.Report(rule, p, text, std::move(m), related);
   }
 
   void UnknownFields(const google::protobuf::Message& m, const TracePlace& p,
@@ -78,14 +114,14 @@ class Rules {
 
   // True if the header allows checking the chips.
   bool Header() {
-    if (!trace_.has_header()) {
+    if (header_ == nullptr) {
       Report("header", TracePlace{}, "trace has no header");
       return false;
     }
-    const v1::TraceHeader& h = trace_.header();
+    const v1::TraceHeader& h = *header_;
     const TracePlace at = TracePlace::Header();
     UnknownFields(h, at, "header has");
-    UnknownFields(trace_, TracePlace{}, "trace has");
+    if (whole_ != nullptr) UnknownFields(*whole_, TracePlace{}, "trace has");
     if (h.format_version() != v1::FORMAT_VERSION_1) {
       Report("header", at,
              absl::StrCat("header.format_version is ",
@@ -118,7 +154,7 @@ class Rules {
   }
 
   void Collective() {
-    const v1::CollectiveInfo& c = trace_.header().collective();
+    const v1::CollectiveInfo& c = header_->collective();
     const std::string w = "header.collective";
     auto bad = [&](std::string m) {
       Report("collective", TracePlace::Header(), std::move(m));
@@ -159,8 +195,8 @@ class Rules {
     }
   }
 
-  void Chip(int c) {
-    const v1::ChipProgram& chip = trace_.chips(c);
+  void CheckChip(int c) {
+    const v1::ChipProgram& chip = *chip_;
     const TracePlace at{c, -1, -1, false};
     UnknownFields(chip, at, absl::StrCat("chips[", c, "] has"));
     if (chip.chip() >= num_chips_) {
@@ -233,7 +269,7 @@ class Rules {
                        ") (header.num_chips)"));
       return false;
     }
-    if (must_be_remote && peer == trace_.chips(p.chip).chip()) {
+    if (must_be_remote && peer == chip_->chip()) {
       Err("peer-self", p,
           absl::StrCat(field, " ", peer, " is the instruction's own chip; ",
                        kind,
@@ -278,7 +314,8 @@ class Rules {
   void Instruction(const TracePlace& p, const v1::Instruction& in) {
     UnknownFields(in, p, "instruction has");
     const absl::string_view kind = InstructionKindName(in);
-    const uint32_t chip = trace_.chips(p.chip).chip();
+    const uint32_t chip = chip_->chip();
+    const uint32_t stream_id = chip_->streams(p.stream).id();
     switch (in.kind_case()) {
       case v1::Instruction::kTransfer: {
         const v1::Transfer& t = in.transfer();
@@ -301,7 +338,8 @@ class Rules {
         const bool peer_ok = Peer(p, kind, "dst_chip", t.dst_chip(), true);
         Data(p, t.bytes(), "src_addr", t.src_addr());
         if (peer_ok)
-          pairs_[{chip, t.dst_chip()}].first.push_back({p, t.bytes()});
+          pairs_[{chip, t.dst_chip()}].first.push_back(
+              {p, chip, stream_id, t.bytes()});
         return;
       }
       case v1::Instruction::kReceive: {
@@ -311,7 +349,8 @@ class Rules {
         const bool peer_ok = Peer(p, kind, "src_chip", t.src_chip(), true);
         Data(p, t.bytes(), "dst_addr", t.dst_addr());
         if (peer_ok) {
-          pairs_[{t.src_chip(), chip}].second.push_back({p, t.bytes()});
+          pairs_[{t.src_chip(), chip}].second.push_back(
+              {p, chip, stream_id, t.bytes()});
         }
         return;
       }
@@ -374,13 +413,16 @@ class Rules {
                      dst, ", but chip ", dst, " has ", receives.size(),
                      " Receive(s) from chip ", src);
     if (sends.size() > receives.size()) {
-      Err("send-receive", sends[receives.size()].place,
-          absl::StrCat("no matching Receive: ", counts));
+      const TwoSided& t = sends[receives.size()];
+      ReportAt("send-receive", t.place, TextOf(t, OpKindName(OpKind::kSend)),
+               absl::StrCat("no matching Receive: ", counts));
       return;
     }
     if (receives.size() > sends.size()) {
-      Err("send-receive", receives[sends.size()].place,
-          absl::StrCat("no matching Send: ", counts));
+      const TwoSided& t = receives[sends.size()];
+      ReportAt("send-receive", t.place,
+               TextOf(t, OpKindName(OpKind::kReceive)),
+               absl::StrCat("no matching Send: ", counts));
       return;
     }
     auto one_stream = [](const std::vector<TwoSided>& v) {
@@ -396,13 +438,15 @@ class Rules {
       for (size_t k = 0; k < sends.size(); ++k) {
         if (sends[k].bytes == receives[k].bytes) continue;
         const TracePlace& rp = receives[k].place;
-        Report("send-receive", sends[k].place,
-               absl::StrCat("sends ", sends[k].bytes, " bytes to chip ", dst,
-                            ", but its matching Receive (number ", k,
-                            " between these chips), ",
-                            TracePlaceText(trace_, rp), sink_.Where(rp),
-                            ", expects ", receives[k].bytes, " bytes"),
-               &rp);
+        ReportAt("send-receive", sends[k].place,
+                 TextOf(sends[k], OpKindName(OpKind::kSend)),
+                 absl::StrCat("sends ", sends[k].bytes, " bytes to chip ", dst,
+                              ", but its matching Receive (number ", k,
+                              " between these chips), ",
+                              TextOf(receives[k], OpKindName(OpKind::kReceive)),
+                              sink_.Where(rp), ", expects ", receives[k].bytes,
+                              " bytes"),
+                 &rp);
         return;
       }
       return;
@@ -424,7 +468,9 @@ class Rules {
       if (ss[k].bytes == rs[k].bytes) continue;
       const bool send = ss[k].bytes < rs[k].bytes;
       const TwoSided& t = send ? ss[k] : rs[k];
-      Err("send-receive", t.place,
+      ReportAt(
+          "send-receive", t.place,
+          TextOf(t, OpKindName(send ? OpKind::kSend : OpKind::kReceive)),
           absl::StrCat("no ", send ? "Receive" : "Send", " of ", t.bytes,
                        " bytes between chip ", src, " and chip ", dst,
                        " is left to match it (sizes compared as a multiset: "
@@ -433,7 +479,9 @@ class Rules {
     }
   }
 
-  const v1::Trace& trace_;
+  const v1::Trace* whole_;           // for its unknown fields, or null
+  const v1::TraceHeader* header_;    // null: the trace has none
+  const v1::ChipProgram* chip_ = nullptr;  // the chip being checked
   const TraceTarget& hw_;
   const RuleOptions& options_;
   RuleSink& sink_;
@@ -445,7 +493,23 @@ class Rules {
       pairs_;
 };
 
-}  // namespace
+TraceRuleRunner::TraceRuleRunner(const v1::TraceHeader* header,
+                                 const TraceTarget& target,
+                                 const RuleOptions& options, RuleSink* sink,
+                                 const v1::Trace* whole)
+    : rules_(std::make_unique<Rules>(whole, header, target, options, sink)) {}
+
+TraceRuleRunner::~TraceRuleRunner() = default;
+
+bool TraceRuleRunner::Begin() { return rules_->Begin(); }
+
+void TraceRuleRunner::Chip(int index, const v1::ChipProgram& chip) {
+  rules_->Chip(index, chip);
+}
+
+void TraceRuleRunner::End() { rules_->End(); }
+
+bool TraceRuleRunner::Done() const { return rules_->Done(); }
 
 absl::string_view SeverityName(Severity s) {
   return s == Severity::kError ? "error" : "warning";
@@ -485,7 +549,14 @@ std::string TracePlaceText(const v1::Trace& trace, const TracePlace& p) {
 
 bool RunTraceRules(const v1::Trace& trace, const TraceTarget& target,
                    const RuleOptions& options, RuleSink* sink) {
-  return Rules(trace, target, options, sink).Run();
+  TraceRuleRunner rules(trace.has_header() ? &trace.header() : nullptr, target,
+                        options, sink, &trace);
+  if (!rules.Begin()) return false;
+  for (int c = 0; c < trace.chips_size() && !rules.Done(); ++c) {
+    rules.Chip(c, trace.chips(c));
+  }
+  rules.End();
+  return true;
 }
 
 const std::vector<RuleInfo>& TraceRules() {

@@ -10,6 +10,7 @@
 #define CCREPLAY_TRACE_RULES_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -63,11 +64,13 @@ std::string TracePlaceText(const v1::Trace& trace, const TracePlace& p);
 class RuleSink {
  public:
   virtual ~RuleSink() = default;
-  // A violation of rule `rule` (an id of TraceRules()) at `place`. `message`
-  // does not repeat the place. `related` (or null) is the other place of a
-  // duplicate or a Send/Receive pair.
+  // A violation of rule `rule` (an id of TraceRules()) at `place`, whose
+  // text is `place_text` (TracePlaceText() of it; "" above a stream).
+  // `message` does not repeat the place. `related` (or null) is the other
+  // place of a duplicate or a Send/Receive pair.
   virtual void Report(absl::string_view rule, const TracePlace& place,
-                      std::string message, const TracePlace* related) = 0;
+                      absl::string_view place_text, std::string message,
+                      const TracePlace* related) = 0;
   // True when no further finding is wanted (the first error, for decode).
   virtual bool Done() const { return false; }
   // Appended where a message names another place: "" by default, " at
@@ -91,6 +94,36 @@ struct RuleOptions {
 // instructions and matching checked.
 bool RunTraceRules(const v1::Trace& trace, const TraceTarget& target,
                    const RuleOptions& options, RuleSink* sink);
+
+// The same rules fed a piece at a time, for a reader that never holds the
+// whole trace (trace/stream_decode.h): Begin() with the header, Chip() for
+// each entry of trace.chips in order (the chip message need only live
+// during the call), End() for the Send/Receive matching. The findings and
+// their order are RunTraceRules()'s.
+class TraceRuleRunner {
+ public:
+  // `header` is null when the trace has none. `whole` (or null) is the
+  // trace, for the rule on its own unknown fields.
+  TraceRuleRunner(const v1::TraceHeader* header, const TraceTarget& target,
+                  const RuleOptions& options, RuleSink* sink,
+                  const v1::Trace* whole = nullptr);
+  ~TraceRuleRunner();
+  TraceRuleRunner(const TraceRuleRunner&) = delete;
+  TraceRuleRunner& operator=(const TraceRuleRunner&) = delete;
+
+  // The header's rules; true if the chips can be checked (as RunTraceRules
+  // returns).
+  bool Begin();
+  // trace.chips(index), after Begin() returned true.
+  void Chip(int index, const v1::ChipProgram& chip);
+  void End();
+  // The sink wants no more findings.
+  bool Done() const;
+
+ private:
+  class Rules;
+  std::unique_ptr<Rules> rules_;
+};
 
 }  // namespace ccreplay
 

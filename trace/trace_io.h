@@ -60,8 +60,10 @@ absl::StatusOr<v1::Trace> ReadTraceFile(const std::string& path);
 // A trace whose protobuf objects live on an arena of their own: parsing
 // allocates from large blocks instead of one heap object per message, and
 // freeing is one step (about 0.6 s less CPU for a 6.3 M-instruction trace;
-// docs/architecture.md, "Memory per instruction"). For a replay, which reads
-// the instructions once (decode) and then only the header.
+// docs/architecture.md, "Memory per instruction"). For a replay of a trace
+// the chip-by-chip reader (StreamValidateAndDecode, trace/decode.h) leaves
+// to the whole-message path: it reads the instructions once (decode) and
+// then only the header.
 class ArenaTrace {
  public:
   ArenaTrace();
