@@ -262,8 +262,8 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
     outputs[0].contents = TimelineBytes(a, *run, &*recorder, *filter);
   }
   outputs[1].contents = chips->ToCsv();
-  outputs[2].contents = ReplayJson(a, *hw, CollectiveJson(*input->trace, *run), r,
-                                   *chips, *links, *path_table);
+  outputs[2].contents = ReplayJson(a, *hw, CollectiveJson(*input->trace, *run),
+                                   r, *chips, *links, *path_table);
   if (auto s = WriteOutputs(ReplayInputs(c, a), outputs); !s.ok()) {
     return Fail(s);
   }

@@ -70,9 +70,8 @@ absl::StatusOr<RunOutcome> PrepareWith(
 // Validates and decodes `trace` and builds the topology it runs on.
 absl::StatusOr<RunOutcome> Prepare(const v1::Trace& trace, const HwConfig& hw,
                                    std::optional<TopologyChoice> topology) {
-  return PrepareWith(trace, hw, topology, [&] {
-    return ValidateAndDecode(trace, hw.Target());
-  });
+  return PrepareWith(trace, hw, topology,
+                     [&] { return ValidateAndDecode(trace, hw.Target()); });
 }
 
 // Replays a prepared run on `engine` after CheckReplayBudget.

@@ -139,9 +139,9 @@ class StreamCore {
   std::optional<MessageUnit> msg_;  // sized once the program is flattened
   ReplayResult r_;
   absl::Status error_;
-  std::vector<OpState> ops_;      // the pool: slots of writes in flight
+  std::vector<OpState> ops_;        // the pool: slots of writes in flight
   std::vector<uint32_t> free_ops_;  // free slots of ops_, reused last first
-  bool drops_superseded_ = false;  // Run() asks Superseded of every event
+  bool drops_superseded_ = false;   // Run() asks Superseded of every event
 
  private:
   // One timing record per instruction, allocated up front so the hot path

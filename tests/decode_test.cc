@@ -110,8 +110,7 @@ void ExpectStreamedLikeWhole(absl::string_view bytes,
 // the chip-by-chip reader of its binary encoding gives as well.
 std::string Error(const v1::Trace& t, const TraceTarget& hw = Hw()) {
   absl::StatusOr<Program> p = ValidateAndDecode(t, hw);
-  if (t.has_header() &&
-      t.header().format_version() == v1::FORMAT_VERSION_1) {
+  if (t.has_header() && t.header().format_version() == v1::FORMAT_VERSION_1) {
     ExpectStreamedLikeWhole(t.SerializeAsString(), p, hw);
   }
   if (p.ok()) return "";
@@ -715,9 +714,14 @@ TEST(StreamDecodeTest, LeavesToTheWholePathWhatItDoesNotTakeOn) {
     EXPECT_FALSE(StreamValidateAndDecode(cut, Hw()).has_value()) << n;
   }
   // An unknown top-level field (protobuf keeps it; the reader leaves it).
-  EXPECT_FALSE(StreamValidateAndDecode(bytes + std::string("\x18\x01", 2),
-                                       Hw())
+  EXPECT_FALSE(StreamValidateAndDecode(bytes + std::string("\x18\x01", 2), Hw())
                    .has_value());
+  // A chips entry whose length is a 6-byte varint: protobuf's parser reads
+  // at most 5 (a 32-bit reader would drop the high bits and see 0).
+  const std::string long_length =
+      bytes + std::string("\x12\x80\x80\x80\x80\x80\x20", 7);
+  EXPECT_FALSE(ParseTrace(long_length, "t.pb").ok());
+  EXPECT_FALSE(StreamValidateAndDecode(long_length, Hw()).has_value());
   // No header, a header of another version, the text format.
   EXPECT_FALSE(
       StreamValidateAndDecode(ChipField(t.chips(0)), Hw()).has_value());
@@ -725,10 +729,10 @@ TEST(StreamDecodeTest, LeavesToTheWholePathWhatItDoesNotTakeOn) {
   v2.mutable_header()->set_format_version(static_cast<v1::FormatVersion>(2));
   EXPECT_FALSE(
       StreamValidateAndDecode(v2.SerializeAsString(), Hw()).has_value());
-  EXPECT_FALSE(StreamValidateAndDecode(
-                   "header { format_version: FORMAT_VERSION_1 num_chips: 2 }",
-                   Hw())
-                   .has_value());
+  EXPECT_FALSE(
+      StreamValidateAndDecode(
+          "header { format_version: FORMAT_VERSION_1 num_chips: 2 }", Hw())
+          .has_value());
 }
 
 TEST(StreamDecodeTest, AMalformedChipAfterARuleErrorIsLeftToTheWholePath) {
@@ -745,8 +749,8 @@ TEST(StreamDecodeTest, AMalformedChipAfterARuleErrorIsLeftToTheWholePath) {
   EXPECT_FALSE(ParseTrace(head + bad, "t.pb").ok());
   EXPECT_FALSE(StreamValidateAndDecode(head + bad, Hw()).has_value());
   // The same framing with the chip intact is read chip by chip.
-  EXPECT_TRUE(StreamValidateAndDecode(head + ChipField(t.chips(1)), Hw())
-                  .has_value());
+  EXPECT_TRUE(
+      StreamValidateAndDecode(head + ChipField(t.chips(1)), Hw()).has_value());
   // Well formed, the same rule error comes back from both.
   EXPECT_THAT(Error(t), HasSubstr("bytes is 0"));
 }

@@ -152,6 +152,23 @@ struct Span {
   int size = 0;
 };
 
+// Protobuf's parser reads a tag or a length as a varint of at most 5 bytes
+// and rejects a larger value (a length within 16 bytes of 2^31 too), where
+// CodedInputStream::ReadVarint32 would read up to 10 bytes and drop the
+// high bits: so the scan reads them the parser's way, to accept exactly
+// what it accepts.
+constexpr uint64_t kMaxLength = INT_MAX - 16;
+bool ReadShortVarint(pb::io::CodedInputStream* in, uint64_t max,
+                     uint32_t* value) {
+  const int before = in->CurrentPosition();
+  uint64_t v = 0;
+  if (!in->ReadVarint64(&v) || in->CurrentPosition() - before > 5 || v > max) {
+    return false;
+  }
+  *value = static_cast<uint32_t>(v);
+  return true;
+}
+
 // The top level of a binary trace: its header spans and chips spans in
 // order. False unless every field is a header or chips entry whose length
 // fits in what remains.
@@ -160,10 +177,9 @@ bool ScanTopLevel(absl::string_view bytes, std::vector<Span>* headers,
   pb::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
                               static_cast<int>(bytes.size()));
   in.SetTotalBytesLimit(INT_MAX);
-  while (true) {
-    const uint32_t tag = in.ReadTag();
-    if (tag == 0) return in.ConsumedEntireMessage() &&
-                         in.CurrentPosition() == static_cast<int>(bytes.size());
+  while (in.CurrentPosition() < static_cast<int>(bytes.size())) {
+    uint32_t tag = 0;
+    if (!ReadShortVarint(&in, UINT32_MAX, &tag)) return false;
     if (WireFormatLite::GetTagWireType(tag) !=
         WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
       return false;
@@ -174,11 +190,12 @@ bool ScanTopLevel(absl::string_view bytes, std::vector<Span>* headers,
       return false;
     }
     uint32_t length = 0;
-    if (!in.ReadVarint32(&length) || length > INT_MAX) return false;
+    if (!ReadShortVarint(&in, kMaxLength, &length)) return false;
     const Span span{in.CurrentPosition(), static_cast<int>(length)};
     if (!in.Skip(span.size)) return false;
     (field == v1::Trace::kHeaderFieldNumber ? headers : chips)->push_back(span);
   }
+  return true;
 }
 
 // Merges `span` of `bytes` into `m`, as protobuf merges a field it meets

@@ -420,8 +420,7 @@ class TraceRuleRunner::Rules {
     }
     if (receives.size() > sends.size()) {
       const TwoSided& t = receives[sends.size()];
-      ReportAt("send-receive", t.place,
-               TextOf(t, OpKindName(OpKind::kReceive)),
+      ReportAt("send-receive", t.place, TextOf(t, OpKindName(OpKind::kReceive)),
                absl::StrCat("no matching Send: ", counts));
       return;
     }
@@ -479,11 +478,11 @@ class TraceRuleRunner::Rules {
     }
   }
 
-  const v1::Trace* whole_;           // for its unknown fields, or null
-  const v1::TraceHeader* header_;    // null: the trace has none
+  const v1::Trace* whole_;                 // for its unknown fields, or null
+  const v1::TraceHeader* header_;          // null: the trace has none
   const v1::ChipProgram* chip_ = nullptr;  // the chip being checked
-  const TraceTarget& hw_;
-  const RuleOptions& options_;
+  const TraceTarget hw_;                   // copies: the runner may outlive the
+  const RuleOptions options_;              // arguments it was made with
   RuleSink& sink_;
   uint32_t num_chips_ = 0;
   absl::flat_hash_map<uint32_t, int> chip_entry_;  // chip id -> chips index

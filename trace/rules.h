@@ -103,7 +103,8 @@ bool RunTraceRules(const v1::Trace& trace, const TraceTarget& target,
 class TraceRuleRunner {
  public:
   // `header` is null when the trace has none. `whole` (or null) is the
-  // trace, for the rule on its own unknown fields.
+  // trace, for the rule on its own unknown fields. `target` and `options`
+  // are copied; `header`, `sink` and `whole` must outlive the runner.
   TraceRuleRunner(const v1::TraceHeader* header, const TraceTarget& target,
                   const RuleOptions& options, RuleSink* sink,
                   const v1::Trace* whole = nullptr);

@@ -1,10 +1,13 @@
 // libFuzzer target over the whole input path of a trace: the reader (binary
-// and text, with locations), the validator, every check rule including the
+// and text, with locations; the chip-by-chip reader checked against it),
+// the validator, every check rule including the
 // happens-before analysis, and a bounded replay behind the replay budget
 // (hw/budget.h), ninja's manifest_fuzzer style. Any crash, hang, leak or
 // sanitizer report is a bug; every status is fine. Run by scripts/fuzz.sh.
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "absl/strings/string_view.h"
@@ -18,6 +21,34 @@
 
 namespace {
 
+// Field by field (an Instr's padding is not part of its value).
+bool SamePrograms(const ccreplay::Program& a, const ccreplay::Program& b) {
+  if (a.num_chips != b.num_chips || a.chips.size() != b.chips.size()) {
+    return false;
+  }
+  for (size_t c = 0; c < a.chips.size(); ++c) {
+    const auto& x = a.chips[c].streams;
+    const auto& y = b.chips[c].streams;
+    if (x.size() != y.size()) return false;
+    for (size_t s = 0; s < x.size(); ++s) {
+      if (x[s].id != y[s].id || x[s].instrs.size() != y[s].instrs.size()) {
+        return false;
+      }
+      for (size_t i = 0; i < x[s].instrs.size(); ++i) {
+        const ccreplay::Instr& p = x[s].instrs[i];
+        const ccreplay::Instr& q = y[s].instrs[i];
+        if (p.kind != q.kind || p.reduce_sum != q.reduce_sum ||
+            p.qp_id != q.qp_id || p.peer != q.peer ||
+            p.src_addr != q.src_addr || p.dst_addr != q.dst_addr ||
+            p.bytes != q.bytes) {
+          return false;
+        }
+      }
+    }
+  }
+  return true;
+}
+
 // Bounds that keep one input fast: the fuzzer should explore shapes, not
 // spend seconds replaying one large trace.
 constexpr uint32_t kMaxFuzzChips = 64;
@@ -28,13 +59,23 @@ constexpr uint64_t kMaxFuzzInstructions = 4096;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace ccreplay;  // NOLINT: a fuzz entry point
   const absl::string_view bytes(reinterpret_cast<const char*>(data), size);
+  // The hardware: TPS186.
+  HwConfig hw = DefaultTps186();
+  // The chip-by-chip reader takes on only what the whole path parses, and
+  // then agrees with it: the same program or the same first error.
+  std::optional<StreamedTrace> streamed =
+      StreamValidateAndDecode(bytes, hw.Target());
   TraceLocations locations;
   absl::StatusOr<v1::Trace> trace =
       ParseTraceWithLocations(bytes, "fuzz", &locations);
+  if (streamed) {
+    if (!trace.ok()) std::abort();
+    const absl::StatusOr<Program> whole =
+        ValidateAndDecode(*trace, hw.Target());
+    if (whole.status() != streamed->program.status()) std::abort();
+    if (whole.ok() && !SamePrograms(*whole, *streamed->program)) std::abort();
+  }
   if (!trace.ok()) return 0;
-  // The hardware: TPS186, with fewer engines when the input asks for it
-  // through the header's cdma_engines_used, so qp ranges vary too.
-  HwConfig hw = DefaultTps186();
   uint64_t instructions = 0;
   for (const v1::ChipProgram& c : trace->chips()) {
     for (const v1::Stream& s : c.streams())
