@@ -50,11 +50,18 @@ absl::Status Where(const std::string& where, const absl::Status& s) {
   return absl::Status(s.code(), absl::StrCat(where, s.message()));
 }
 
-// The trace of the point: lowered, or imported for msccl:.
-absl::StatusOr<v1::Trace> PointTrace(const HwConfig& hw, const PointSpec& p,
-                                     const TopoSpec& topo) {
+// The trace of the point, its header and its validated program: lowered
+// and decoded chip by chip, or imported for msccl: and decoded whole.
+absl::StatusOr<StreamedTrace> PointTrace(const HwConfig& hw, const PointSpec& p,
+                                         const TopoSpec& topo) {
   if (absl::StartsWith(p.algorithm, "msccl:")) {
-    return ImportForPoint(p.algorithm.substr(6), p, hw, topo);
+    absl::StatusOr<v1::Trace> imported =
+        ImportForPoint(p.algorithm.substr(6), p, hw, topo);
+    if (!imported.ok()) return imported.status();
+    StreamedTrace out;
+    out.program = ValidateAndDecode(*imported, hw.Target());
+    *out.header.mutable_header() = std::move(*imported->mutable_header());
+    return out;
   }
   CollectiveSpec spec;
   spec.op = p.op;
@@ -65,7 +72,7 @@ absl::StatusOr<v1::Trace> PointTrace(const HwConfig& hw, const PointSpec& p,
   spec.topology = topo.first;
   spec.cdma_engines = p.cdma;
   spec.chunk_bytes = p.chunk;
-  return LowerCollective(spec, hw);
+  return LowerAndDecode(spec, hw);
 }
 
 }  // namespace
@@ -113,7 +120,7 @@ absl::StatusOr<PointResult> RunPoint(const HwConfig& base_hw,
       absl::StrCat(p.algorithm, " on ", p.topology_text, ": ");
   auto trace = PointTrace(hw, p, *topo);
   if (!trace.ok()) return Where(where, trace.status());
-  auto program = ValidateAndDecode(*trace, hw.Target());
+  const absl::StatusOr<Program>& program = trace->program;
   if (!program.ok()) return program.status();
   auto topology = Topology::Build(topo->first, p.n, topo->second);
   if (!topology.ok()) return Where(where, topology.status());
@@ -132,7 +139,7 @@ absl::StatusOr<PointResult> RunPoint(const HwConfig& base_hw,
   TimePs fastest = groups.empty() ? TimePs() : groups[0];
   for (TimePs x : groups) fastest = std::min(fastest, x);
   r.label = absl::StartsWith(p.algorithm, "msccl:")
-                ? absl::StrCat("msccl:", trace->header().source().file())
+                ? absl::StrCat("msccl:", trace->header.header().source().file())
                 : p.algorithm;
   r.topology = TopologySpecString(topo->first, topo->second);
   r.groups = groups.size();

@@ -144,9 +144,13 @@ absl::StatusOr<RunOutcome> LowerAndReplay(const CollectiveSpec& spec,
                                           const HwConfig& hw,
                                           const ReplayOptions& options,
                                           const ResourceBudget& budget) {
-  auto trace = LowerCollective(spec, hw);
-  if (!trace.ok()) return trace.status();
-  return ReplayTrace(*trace, hw, spec.topology, options, budget);
+  // Decoded as it is lowered: the whole protobuf is never built.
+  auto lowered = LowerAndDecode(spec, hw);
+  if (!lowered.ok()) return lowered.status();
+  return ReplayPrepared(
+      PrepareWith(lowered->header, hw, spec.topology,
+                  [&] { return std::move(lowered->program); }),
+      hw, options, budget, &Replay);
 }
 
 std::string BaselineAlgorithm(v1::CollectiveOp op) {

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -356,6 +357,28 @@ absl::StatusOr<v1::Trace> LowerCollective(const CollectiveSpec& spec,
   };
   if (absl::Status s = LowerCollectiveTo(spec, hw, sink); !s.ok()) return s;
   return trace;
+}
+
+absl::StatusOr<StreamedTrace> LowerAndDecode(const CollectiveSpec& spec,
+                                             const HwConfig& hw) {
+  StreamedTrace out;
+  std::optional<TraceDecoder> decoder;
+  LoweredTraceSink sink;
+  sink.header = [&](v1::TraceHeader* h) {
+    out.header.mutable_header()->Swap(h);
+    decoder.emplace(&out.header.header(), hw.Target());
+    return absl::OkStatus();
+  };
+  sink.chip = [&](v1::ChipProgram* c) {
+    if (!decoder)
+      return absl::InternalError("a chip lowered before the header");
+    decoder->AddChip(*c);
+    return absl::OkStatus();
+  };
+  if (absl::Status s = LowerCollectiveTo(spec, hw, sink); !s.ok()) return s;
+  if (!decoder) return absl::InternalError("the lowering made no header");
+  out.program = decoder->Finish();
+  return out;
 }
 
 bool HasLowering(v1::CollectiveOp op, const std::string& algorithm) {

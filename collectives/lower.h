@@ -14,6 +14,7 @@
 #include "collectives/collective.h"
 #include "hw/config.h"
 #include "proto/trace.pb.h"
+#include "trace/decode.h"
 #include "trace/program.h"
 
 namespace ccreplay {
@@ -82,6 +83,15 @@ struct LoweredTraceSink {
 // is delivered.
 absl::Status LowerCollectiveTo(const CollectiveSpec& spec, const HwConfig& hw,
                                const LoweredTraceSink& sink);
+
+// LowerCollective, validated and decoded chip by chip as the lowering makes
+// the chips (TraceDecoder, trace/decode.h), so the whole protobuf is never
+// built: the trace's header (a v1::Trace without chips) and what
+// ValidateAndDecode() would return for the trace, or the lowering's error.
+// For the commands that lower and replay in one go (sweep, compare,
+// baseline, models, calibrate).
+absl::StatusOr<StreamedTrace> LowerAndDecode(const CollectiveSpec& spec,
+                                             const HwConfig& hw);
 
 // Whether LowerCollective has a lowering of `algorithm` for `op` (the pairs
 // listed above), and every algorithm name it knows, for command-line checks.

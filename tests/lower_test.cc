@@ -918,6 +918,53 @@ TEST(LowerTest, Deterministic) {
   }
 }
 
+// Decoding as the lowering goes (the whole protobuf never built) gives the
+// header and the program that lowering whole and decoding give; a lowering
+// error comes back as it is.
+TEST(LowerAndDecodeTest, SameHeaderAndProgramAsLoweringWhole) {
+  for (const Shape& s :
+       {Shape{v1::ALLREDUCE, 7, 1000003, 3}, Shape{v1::ALLTOALL, 6, 12345, 8},
+        Shape{v1::ALLGATHER, 5, 4096, 2}}) {
+    const CollectiveSpec spec = Spec(s.op, s.n, s.bytes, s.engines);
+    const v1::Trace whole = MustLower(spec);
+    const absl::StatusOr<Program> want =
+        ValidateAndDecode(whole, Hw(8).Target());
+    ASSERT_TRUE(want.ok()) << want.status();
+    const absl::StatusOr<StreamedTrace> got = LowerAndDecode(spec, Hw(8));
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(got->header.header().SerializeAsString(),
+              whole.header().SerializeAsString())
+        << ShapeName(s);
+    EXPECT_EQ(got->header.chips_size(), 0);
+    ASSERT_TRUE(got->program.ok()) << got->program.status();
+    ASSERT_EQ(got->program->chips.size(), want->chips.size());
+    uint64_t instrs = 0;
+    for (size_t c = 0; c < want->chips.size(); ++c) {
+      const auto& x = want->chips[c].streams;
+      const auto& y = got->program->chips[c].streams;
+      ASSERT_EQ(x.size(), y.size());
+      for (size_t k = 0; k < x.size(); ++k) {
+        ASSERT_EQ(x[k].instrs.size(), y[k].instrs.size());
+        for (size_t i = 0; i < x[k].instrs.size(); ++i, ++instrs) {
+          const Instr& p = x[k].instrs[i];
+          const Instr& q = y[k].instrs[i];
+          EXPECT_TRUE(p.kind == q.kind && p.qp_id == q.qp_id &&
+                      p.peer == q.peer && p.src_addr == q.src_addr &&
+                      p.dst_addr == q.dst_addr && p.bytes == q.bytes &&
+                      p.reduce_sum == q.reduce_sum)
+              << ShapeName(s) << " chip " << c << " instruction " << i;
+        }
+      }
+    }
+    EXPECT_GT(instrs, 0u);
+  }
+  CollectiveSpec bad = Spec(v1::ALLREDUCE, 4, 1024, 2);
+  bad.algorithm = "no-such-algorithm";
+  const absl::StatusOr<v1::Trace> whole = LowerCollective(bad, Hw(8));
+  ASSERT_FALSE(whole.ok());
+  EXPECT_EQ(LowerAndDecode(bad, Hw(8)).status(), whole.status());
+}
+
 }  // namespace
 }  // namespace ccreplay
 

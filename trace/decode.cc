@@ -211,6 +211,46 @@ bool ParseSpan(absl::string_view bytes, Span span, pb::Message* m) {
 
 }  // namespace
 
+struct TraceDecoder::State {
+  State(const v1::TraceHeader* header, const TraceTarget& hw)
+      : rules(header, hw, RuleOptions{}, &first) {}
+  FirstError first;
+  TraceRuleRunner rules;
+  bool chips_checked = false;
+  int next = 0;  // index of the next chips entry
+  Program program;
+};
+
+TraceDecoder::TraceDecoder(const v1::TraceHeader* header, const TraceTarget& hw)
+    : state_(std::make_unique<State>(header, hw)) {
+  state_->chips_checked = state_->rules.Begin();
+  if (state_->chips_checked) {
+    state_->program.num_chips = header->num_chips();
+    state_->program.chips.resize(state_->program.num_chips);
+  }
+}
+
+TraceDecoder::~TraceDecoder() = default;
+
+bool TraceDecoder::failed() const { return state_->first.Done(); }
+
+void TraceDecoder::AddChip(const v1::ChipProgram& chip) {
+  State& st = *state_;
+  const int index = st.next++;
+  if (!st.chips_checked || st.first.Done()) return;
+  st.rules.Chip(index, chip);
+  if (!st.first.Done()) {
+    DecodeChip(chip, &st.program.chips[chip.chip()].streams);
+  }
+}
+
+absl::StatusOr<Program> TraceDecoder::Finish() {
+  State& st = *state_;
+  if (st.chips_checked) st.rules.End();
+  if (!st.first.status().ok()) return st.first.status();
+  return std::move(st.program);
+}
+
 std::optional<StreamedTrace> StreamValidateAndDecode(absl::string_view bytes,
                                                      const TraceTarget& hw) {
   if (bytes.empty() || bytes.size() > INT_MAX || LooksLikeTextFormat(bytes)) {
@@ -227,14 +267,7 @@ std::optional<StreamedTrace> StreamValidateAndDecode(absl::string_view bytes,
       out.header.header().format_version() != v1::FORMAT_VERSION_1) {
     return std::nullopt;  // the whole-message path names what is missing
   }
-  FirstError first;
-  TraceRuleRunner rules(&out.header.header(), hw, RuleOptions{}, &first);
-  const bool chips_checked = rules.Begin();
-  Program program;
-  if (chips_checked) {
-    program.num_chips = out.header.header().num_chips();
-    program.chips.resize(program.num_chips);
-  }
+  TraceDecoder decoder(&out.header.header(), hw);
   // One chip's protobuf at a time, on blocks reused from chip to chip.
   // The first block, kept by Reset(), is where most chips fit; it is not
   // written here, so only what the chips use becomes resident.
@@ -246,23 +279,13 @@ std::optional<StreamedTrace> StreamValidateAndDecode(absl::string_view bytes,
   arena_options.start_block_size = size_t{1} << 20;
   arena_options.max_block_size = size_t{16} << 20;
   pb::Arena arena(arena_options);
-  for (size_t c = 0; c < chips.size(); ++c) {
+  for (const Span& span : chips) {
     auto* chip = pb::Arena::CreateMessage<v1::ChipProgram>(&arena);
-    if (!ParseSpan(bytes, chips[c], chip)) return std::nullopt;
-    if (chips_checked && !first.Done()) {
-      rules.Chip(static_cast<int>(c), *chip);
-      if (!first.Done()) {
-        DecodeChip(*chip, &program.chips[chip->chip()].streams);
-      }
-    }
+    if (!ParseSpan(bytes, span, chip)) return std::nullopt;
+    decoder.AddChip(*chip);
     arena.Reset();
   }
-  if (chips_checked) rules.End();
-  if (!first.status().ok()) {
-    out.program = first.status();
-  } else {
-    out.program = std::move(program);
-  }
+  out.program = decoder.Finish();
   return out;
 }
 

@@ -5,6 +5,7 @@
 #define CCREPLAY_TRACE_DECODE_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 #include "absl/status/statusor.h"
@@ -40,6 +41,30 @@ Instr DecodeInstr(const v1::Instruction& in);
 // The decoding step alone. REQUIRES: RunTraceRules() reported no error for
 // `trace` (the Program's invariants rest on those rules).
 Program DecodeValidated(const v1::Trace& trace);
+
+// ValidateAndDecode() of a trace handed over a piece at a time: the header,
+// then each entry of trace.chips in order (by the chip-by-chip reader below,
+// or by a lowering as it makes the chips). Each chip is checked by the
+// rules (TraceRuleRunner) and decoded at once, so its message may go as
+// soon as AddChip returns; after the first error the rest are only counted.
+class TraceDecoder {
+ public:
+  // `header` (the trace's, or null if it has none) must outlive the decoder.
+  TraceDecoder(const v1::TraceHeader* header, const TraceTarget& hw);
+  ~TraceDecoder();
+  TraceDecoder(const TraceDecoder&) = delete;
+  TraceDecoder& operator=(const TraceDecoder&) = delete;
+
+  void AddChip(const v1::ChipProgram& chip);
+  // An error is known: the chips still to come will not be decoded.
+  bool failed() const;
+  // What ValidateAndDecode() returns for the trace handed over. Once.
+  absl::StatusOr<Program> Finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // A binary trace read chip by chip (StreamValidateAndDecode).
 struct StreamedTrace {
