@@ -71,7 +71,6 @@ v1::Receive* AddReceive(v1::Stream* s, uint32_t src, uint64_t bytes) {
   return x;
 }
 
-// Field by field: an Instr's padding is not part of its value.
 void ExpectSamePrograms(const Program& a, const Program& b) {
   ASSERT_EQ(a.num_chips, b.num_chips);
   ASSERT_EQ(a.chips.size(), b.chips.size());
@@ -83,12 +82,7 @@ void ExpectSamePrograms(const Program& a, const Program& b) {
       EXPECT_EQ(x.id, y.id);
       ASSERT_EQ(x.instrs.size(), y.instrs.size());
       for (size_t i = 0; i < x.instrs.size(); ++i) {
-        const Instr& p = x.instrs[i];
-        const Instr& q = y.instrs[i];
-        EXPECT_TRUE(p.kind == q.kind && p.reduce_sum == q.reduce_sum &&
-                    p.qp_id == q.qp_id && p.peer == q.peer &&
-                    p.src_addr == q.src_addr && p.dst_addr == q.dst_addr &&
-                    p.bytes == q.bytes)
+        EXPECT_TRUE(SameInstr(x.instrs[i], y.instrs[i]))
             << "chip " << c << " stream " << s << " instruction " << i;
       }
     }

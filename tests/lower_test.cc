@@ -946,12 +946,7 @@ TEST(LowerAndDecodeTest, SameHeaderAndProgramAsLoweringWhole) {
       for (size_t k = 0; k < x.size(); ++k) {
         ASSERT_EQ(x[k].instrs.size(), y[k].instrs.size());
         for (size_t i = 0; i < x[k].instrs.size(); ++i, ++instrs) {
-          const Instr& p = x[k].instrs[i];
-          const Instr& q = y[k].instrs[i];
-          EXPECT_TRUE(p.kind == q.kind && p.qp_id == q.qp_id &&
-                      p.peer == q.peer && p.src_addr == q.src_addr &&
-                      p.dst_addr == q.dst_addr && p.bytes == q.bytes &&
-                      p.reduce_sum == q.reduce_sum)
+          EXPECT_TRUE(SameInstr(x[k].instrs[i], y[k].instrs[i]))
               << ShapeName(s) << " chip " << c << " instruction " << i;
         }
       }

@@ -86,6 +86,14 @@ struct Instr {
 };
 static_assert(sizeof(Instr) <= 32, "a decoded instruction is 32 bytes");
 
+// Equal field by field (an Instr's padding is not part of its value; the
+// fields that share storage compare through their 64-bit members).
+inline bool SameInstr(const Instr& a, const Instr& b) {
+  return a.kind == b.kind && a.reduce_sum == b.reduce_sum &&
+         a.qp_id == b.qp_id && a.peer == b.peer && a.src_addr == b.src_addr &&
+         a.dst_addr == b.dst_addr && a.bytes == b.bytes;
+}
+
 struct StreamProgram {
   uint32_t id = 0;  // the trace's stream id, for messages
   std::vector<Instr> instrs;

@@ -11,17 +11,16 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "check/check.h"
 #include "hw/budget.h"
 #include "hw/config.h"
 #include "hw/topology.h"
-#include "check/check.h"
-#include "trace/decode.h"
 #include "replay/engine.h"
+#include "trace/decode.h"
 #include "trace/trace_io.h"
 
 namespace {
 
-// Field by field (an Instr's padding is not part of its value).
 bool SamePrograms(const ccreplay::Program& a, const ccreplay::Program& b) {
   if (a.num_chips != b.num_chips || a.chips.size() != b.chips.size()) {
     return false;
@@ -35,14 +34,7 @@ bool SamePrograms(const ccreplay::Program& a, const ccreplay::Program& b) {
         return false;
       }
       for (size_t i = 0; i < x[s].instrs.size(); ++i) {
-        const ccreplay::Instr& p = x[s].instrs[i];
-        const ccreplay::Instr& q = y[s].instrs[i];
-        if (p.kind != q.kind || p.reduce_sum != q.reduce_sum ||
-            p.qp_id != q.qp_id || p.peer != q.peer ||
-            p.src_addr != q.src_addr || p.dst_addr != q.dst_addr ||
-            p.bytes != q.bytes) {
-          return false;
-        }
+        if (!ccreplay::SameInstr(x[s].instrs[i], y[s].instrs[i])) return false;
       }
     }
   }
