@@ -296,7 +296,7 @@ void BM_DecodeTrace(benchmark::State& state) {
     const double before = ProcStatusBytes("VmRSS");
     absl::StatusOr<Program> program;
     if (mode == 2) {
-      std::optional<StreamedTrace> t =
+      std::optional<DecodedTrace> t =
           StreamValidateAndDecode(bytes, AlphaBeta().Target());
       if (!t) std::abort();
       program = std::move(t->program);

@@ -172,7 +172,7 @@ absl::StatusOr<TimelineFilter> TimelineFilterOf(const ReplayArgs& a,
 
 // The trace file, or an MSCCL-IR XML imported in memory
 // (docs/import-msccl.md).
-absl::StatusOr<ReplayInput> ReadReplayInput(
+absl::StatusOr<DecodedTrace> ReadReplayInput(
     const ReplayArgs& a, const HwConfig& hw,
     const std::optional<TopologyChoice>& topo) {
   if (!IsMscclXmlPath(a.trace)) return ReadTraceForReplay(a.trace, hw);
@@ -181,9 +181,7 @@ absl::StatusOr<ReplayInput> ReadReplayInput(
     t = std::pair(topo->kind, topo->params.value_or(hw.topology_params));
   absl::StatusOr<v1::Trace> imported = a.msccl.Import(a.trace, hw, t);
   if (!imported.ok()) return imported.status();
-  ReplayInput input;
-  *input.trace = *std::move(imported);
-  return input;
+  return DecodeTrace(*imported, hw.Target());
 }
 
 int FailUsage(const absl::Status& s) {
@@ -215,10 +213,11 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
     if (!k.ok()) return Fail(k.status());
     topo = *k;
   }
-  absl::StatusOr<ReplayInput> input = ReadReplayInput(a, *hw, topo);
+  absl::StatusOr<DecodedTrace> input = ReadReplayInput(a, *hw, topo);
   if (!input.ok()) return Fail(input.status());
+  const v1::Trace& trace = input->header;  // the header alone
   absl::StatusOr<TimelineFilter> filter =
-      TimelineFilterOf(a, input->trace->header().num_chips());
+      TimelineFilterOf(a, trace.header().num_chips());
   if (!filter.ok()) return FailUsage(filter.status());
   ReplayOptions opt;
   opt.max_events = a.budget.max_events;
@@ -234,8 +233,8 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
     opt.net_recorder = &recorder.emplace(*filter, *hw);
   }
   const bool fluid = a.engine == "fluid";
-  auto run = ReplayReleasingTrace(*input, *hw, topo, opt, *budget,
-                                  fluid ? &ReplayFluid : &Replay);
+  auto run = ReplayDecoded(*input, *hw, topo, opt, *budget,
+                           fluid ? &ReplayFluid : &Replay);
   bar.Finish();
   if (!run.ok())
     return Fail(
@@ -262,13 +261,13 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
     outputs[0].contents = TimelineBytes(a, *run, &*recorder, *filter);
   }
   outputs[1].contents = chips->ToCsv();
-  outputs[2].contents = ReplayJson(a, *hw, CollectiveJson(*input->trace, *run),
-                                   r, *chips, *links, *path_table);
+  outputs[2].contents = ReplayJson(a, *hw, CollectiveJson(trace, *run), r,
+                                   *chips, *links, *path_table);
   if (auto s = WriteOutputs(ReplayInputs(c, a), outputs); !s.ok()) {
     return Fail(s);
   }
   // The report, only once the outputs are written.
-  PrintSummary(a, *input->trace, *hw, *run, std::cout);
+  PrintSummary(a, trace, *hw, *run, std::cout);
   std::cout << chips->ToText() << "critical path by mechanism:"
             << (fluid ? " n/a with the fluid engine\n"
                       : "\n" + path_table->ToText());

@@ -52,16 +52,13 @@ absl::Status Where(const std::string& where, const absl::Status& s) {
 
 // The trace of the point, its header and its validated program: lowered
 // and decoded chip by chip, or imported for msccl: and decoded whole.
-absl::StatusOr<StreamedTrace> PointTrace(const HwConfig& hw, const PointSpec& p,
-                                         const TopoSpec& topo) {
+absl::StatusOr<DecodedTrace> PointTrace(const HwConfig& hw, const PointSpec& p,
+                                        const TopoSpec& topo) {
   if (absl::StartsWith(p.algorithm, "msccl:")) {
     absl::StatusOr<v1::Trace> imported =
         ImportForPoint(p.algorithm.substr(6), p, hw, topo);
     if (!imported.ok()) return imported.status();
-    StreamedTrace out;
-    out.program = ValidateAndDecode(*imported, hw.Target());
-    *out.header.mutable_header() = std::move(*imported->mutable_header());
-    return out;
+    return DecodeTrace(*imported, hw.Target());
   }
   CollectiveSpec spec;
   spec.op = p.op;

@@ -4,7 +4,6 @@
 #include <cctype>
 #include <optional>
 
-#include "absl/functional/function_ref.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -16,6 +15,7 @@
 #include "hw/budget.h"
 #include "replay/timeline.h"
 #include "trace/decode.h"
+#include "trace/trace_io.h"
 
 namespace ccreplay {
 
@@ -46,16 +46,13 @@ absl::StatusOr<TopologyChoice> ChooseTopology(
 
 namespace {
 
-// Builds the topology `trace` (its header) runs on, and takes its
-// validated program from `decode`, in that order (so a bad topology name is
-// reported before a bad instruction).
-absl::StatusOr<RunOutcome> PrepareWith(
-    const v1::Trace& trace, const HwConfig& hw,
-    std::optional<TopologyChoice> topology,
-    absl::FunctionRef<absl::StatusOr<Program>()> decode) {
-  auto choice = ChooseTopology(trace, hw, topology);
+// Builds the topology a decoded trace runs on and takes its program, in
+// that order (so a bad topology name is reported before a bad instruction).
+absl::StatusOr<RunOutcome> Prepare(DecodedTrace& trace, const HwConfig& hw,
+                                   std::optional<TopologyChoice> topology) {
+  auto choice = ChooseTopology(trace.header, hw, topology);
   if (!choice.ok()) return choice.status();
-  auto program = decode();
+  absl::StatusOr<Program> program = std::move(trace.program);
   if (!program.ok()) return program.status();
   auto topo =
       Topology::Build(choice->kind, program->num_chips,
@@ -65,13 +62,6 @@ absl::StatusOr<RunOutcome> PrepareWith(
   out.program = *std::move(program);
   out.topology = *std::move(topo);
   return out;
-}
-
-// Validates and decodes `trace` and builds the topology it runs on.
-absl::StatusOr<RunOutcome> Prepare(const v1::Trace& trace, const HwConfig& hw,
-                                   std::optional<TopologyChoice> topology) {
-  return PrepareWith(trace, hw, topology,
-                     [&] { return ValidateAndDecode(trace, hw.Target()); });
 }
 
 // Replays a prepared run on `engine` after CheckReplayBudget.
@@ -103,41 +93,36 @@ absl::StatusOr<RunOutcome> ReplayTrace(const v1::Trace& trace,
                                        const ReplayOptions& options,
                                        const ResourceBudget& budget,
                                        ReplayFn engine) {
-  return ReplayPrepared(Prepare(trace, hw, topology), hw, options, budget,
-                        engine);
+  DecodedTrace decoded = DecodeTrace(trace, hw.Target());
+  return ReplayDecoded(decoded, hw, topology, options, budget, engine);
 }
 
-absl::StatusOr<ReplayInput> ReadTraceForReplay(const std::string& path,
-                                               const HwConfig& hw) {
+absl::StatusOr<DecodedTrace> ReadTraceForReplay(const std::string& path,
+                                                const HwConfig& hw) {
   absl::StatusOr<std::string> bytes = ReadFileToString(path);
   if (!bytes.ok()) return bytes.status();
-  ReplayInput input;
-  if (std::optional<StreamedTrace> streamed =
+  if (std::optional<DecodedTrace> streamed =
           StreamValidateAndDecode(*bytes, hw.Target())) {
-    *input.trace = std::move(streamed->header);
-    input.decoded = std::move(streamed->program);
-    return input;
+    return *std::move(streamed);
   }
-  absl::StatusOr<ArenaTrace> whole = ParseTraceOnArena(*bytes, path);
-  if (!whole.ok()) return whole.status();
-  input.trace = *std::move(whole);
-  return input;
+  DecodedTrace decoded;
+  {
+    absl::StatusOr<ArenaTrace> whole = ParseTraceOnArena(*bytes, path);
+    if (!whole.ok()) return whole.status();
+    decoded = DecodeTrace(**whole, hw.Target());
+  }  // the arena is freed here, in one step
+  ReleaseFreeMemory();
+  return decoded;
 }
 
-absl::StatusOr<RunOutcome> ReplayReleasingTrace(
-    ReplayInput& input, const HwConfig& hw,
-    std::optional<TopologyChoice> topology, const ReplayOptions& options,
-    const ResourceBudget& budget, ReplayFn engine) {
-  absl::StatusOr<RunOutcome> prepared;
-  if (input.decoded) {
-    prepared = PrepareWith(*input.trace, hw, topology,
-                           [&] { return std::move(*input.decoded); });
-    input.decoded.reset();
-  } else {
-    prepared = Prepare(*input.trace, hw, topology);
-    input.trace.DropInstructions();
-  }
-  return ReplayPrepared(std::move(prepared), hw, options, budget, engine);
+absl::StatusOr<RunOutcome> ReplayDecoded(DecodedTrace& trace,
+                                         const HwConfig& hw,
+                                         std::optional<TopologyChoice> topology,
+                                         const ReplayOptions& options,
+                                         const ResourceBudget& budget,
+                                         ReplayFn engine) {
+  return ReplayPrepared(Prepare(trace, hw, topology), hw, options, budget,
+                        engine);
 }
 
 absl::StatusOr<RunOutcome> LowerAndReplay(const CollectiveSpec& spec,
@@ -147,10 +132,7 @@ absl::StatusOr<RunOutcome> LowerAndReplay(const CollectiveSpec& spec,
   // Decoded as it is lowered: the whole protobuf is never built.
   auto lowered = LowerAndDecode(spec, hw);
   if (!lowered.ok()) return lowered.status();
-  return ReplayPrepared(
-      PrepareWith(lowered->header, hw, spec.topology,
-                  [&] { return std::move(lowered->program); }),
-      hw, options, budget, &Replay);
+  return ReplayDecoded(*lowered, hw, spec.topology, options, budget);
 }
 
 std::string BaselineAlgorithm(v1::CollectiveOp op) {

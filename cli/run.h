@@ -23,8 +23,8 @@
 #include "proto/trace.pb.h"
 #include "replay/breakdown.h"
 #include "replay/engine.h"
+#include "trace/decode.h"
 #include "trace/program.h"
-#include "trace/trace_io.h"
 
 namespace ccreplay {
 
@@ -72,29 +72,22 @@ absl::StatusOr<RunOutcome> ReplayTrace(const v1::Trace& trace,
                                        const ResourceBudget& budget = {},
                                        ReplayFn engine = &Replay);
 
-// A trace read for a replay: a binary file decoded chip by chip as it is
-// parsed (StreamValidateAndDecode, trace/decode.h), so that the whole
-// protobuf is never held; otherwise (text format, or bytes the streaming
-// reader leaves to the whole-message path) the whole protobuf on an arena.
-struct ReplayInput {
-  ArenaTrace trace;  // the whole trace, or its header alone if `decoded`
-  // Set when decoded as it was read: the program, or the rules' first
-  // error, reported where the whole path's decode would report it.
-  std::optional<absl::StatusOr<Program>> decoded;
-};
+// Reads `path` (a trace file) for a replay on `hw`: a binary file is
+// validated and decoded chip by chip as it is parsed (StreamValidateAndDecode,
+// trace/decode.h), so the whole protobuf is never held; a text file (or
+// bytes that reader leaves to the whole-message path) is parsed whole onto
+// an arena, decoded, and freed at once. Errors: the file's (unreadable, not
+// a trace, malformed); the rules' first error is in the result's program.
+absl::StatusOr<DecodedTrace> ReadTraceForReplay(const std::string& path,
+                                                const HwConfig& hw);
 
-// Reads `path` (a trace file) for a replay on `hw`. Errors: the file's
-// (unreadable, not a trace, malformed), as ReadTraceFileOnArena.
-absl::StatusOr<ReplayInput> ReadTraceForReplay(const std::string& path,
-                                               const HwConfig& hw);
-
-// ReplayTrace of a trace read for a replay; the whole protobuf, if held, is
-// freed once decoded (its header stays), so it and the replay are never
-// resident at once.
-absl::StatusOr<RunOutcome> ReplayReleasingTrace(
-    ReplayInput& input, const HwConfig& hw,
-    std::optional<TopologyChoice> topology, const ReplayOptions& options,
-    const ResourceBudget& budget = {}, ReplayFn engine = &Replay);
+// ReplayTrace of a trace already decoded (its program is taken).
+absl::StatusOr<RunOutcome> ReplayDecoded(DecodedTrace& trace,
+                                         const HwConfig& hw,
+                                         std::optional<TopologyChoice> topology,
+                                         const ReplayOptions& options,
+                                         const ResourceBudget& budget = {},
+                                         ReplayFn engine = &Replay);
 
 // Lowers `spec` and replays it on spec.topology.
 absl::StatusOr<RunOutcome> LowerAndReplay(const CollectiveSpec& spec,

@@ -359,9 +359,9 @@ absl::StatusOr<v1::Trace> LowerCollective(const CollectiveSpec& spec,
   return trace;
 }
 
-absl::StatusOr<StreamedTrace> LowerAndDecode(const CollectiveSpec& spec,
+absl::StatusOr<DecodedTrace> LowerAndDecode(const CollectiveSpec& spec,
                                              const HwConfig& hw) {
-  StreamedTrace out;
+  DecodedTrace out;
   std::optional<TraceDecoder> decoder;
   LoweredTraceSink sink;
   sink.header = [&](v1::TraceHeader* h) {

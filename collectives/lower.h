@@ -90,7 +90,7 @@ absl::Status LowerCollectiveTo(const CollectiveSpec& spec, const HwConfig& hw,
 // ValidateAndDecode() would return for the trace, or the lowering's error.
 // For the commands that lower and replay in one go (sweep, compare,
 // baseline, models, calibrate).
-absl::StatusOr<StreamedTrace> LowerAndDecode(const CollectiveSpec& spec,
+absl::StatusOr<DecodedTrace> LowerAndDecode(const CollectiveSpec& spec,
                                              const HwConfig& hw);
 
 // Whether LowerCollective has a lowering of `algorithm` for `op` (the pairs

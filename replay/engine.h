@@ -94,10 +94,13 @@ struct ReplayResult {
   // instruction; per chip: the position of its first stream there.
   std::vector<uint32_t> stream_first;
   std::vector<uint32_t> chip_first_stream;
+  // Instruction g's stream, by its position in (chip, stream) order.
+  uint32_t StreamOf(uint32_t g) const {
+    return chip_first_stream[instrs[g].chip] + instrs[g].stream;
+  }
   // Instruction g's index in its stream.
   uint32_t IndexInStream(uint32_t g) const {
-    const InstrTiming& t = instrs[g];
-    return g - stream_first[chip_first_stream[t.chip] + t.stream];
+    return g - stream_first[StreamOf(g)];
   }
   // Instruction g of `p`, the program replayed.
   const Instr& InstrOf(const Program& p, uint32_t g) const {

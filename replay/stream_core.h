@@ -65,7 +65,7 @@ class StreamCore {
     uint32_t send_index = 0;  // Send: position among Sends of its chip pair
     uint32_t data_seq = 0;    // order among its qp's data ops
   };
-  static_assert(sizeof(OpState) <= 24, "engine state per instruction");
+  static_assert(sizeof(OpState) <= 24, "engine state per write in flight");
 
   // Sends and clear-to-sends between one ordered pair of chips.
   struct PairState {
@@ -167,9 +167,7 @@ class StreamCore {
   }
   const PairState* FindPair(uint32_t src, uint32_t dst) const;
   // The stream slot (index into streams_) of instruction `g`.
-  uint32_t SlotOf(uint32_t g) const {
-    return r_.chip_first_stream[r_.instrs[g].chip] + r_.instrs[g].stream;
-  }
+  uint32_t SlotOf(uint32_t g) const { return r_.StreamOf(g); }
   bool SendReady(uint32_t g) const;
   // Takes a pool slot for Transfer or Send g at its issue; frees it once
   // its write has landed.

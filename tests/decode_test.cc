@@ -94,7 +94,7 @@ void ExpectSamePrograms(const Program& a, const Program& b) {
 void ExpectStreamedLikeWhole(absl::string_view bytes,
                              const absl::StatusOr<Program>& whole,
                              const TraceTarget& hw) {
-  std::optional<StreamedTrace> streamed = StreamValidateAndDecode(bytes, hw);
+  std::optional<DecodedTrace> streamed = StreamValidateAndDecode(bytes, hw);
   ASSERT_TRUE(streamed.has_value());
   ASSERT_EQ(streamed->program.status(), whole.status());
   if (whole.ok()) ExpectSamePrograms(*streamed->program, *whole);
@@ -614,7 +614,7 @@ TEST(DecodeTest, MutatedTracesNeverCrash) {
   for (int i = 0; i < 3000; ++i) {
     std::string mutant = bytes;
     for (int k = 0; k < 3; ++k) mutant[pos(rng)] = static_cast<char>(byte(rng));
-    std::optional<StreamedTrace> streamed =
+    std::optional<DecodedTrace> streamed =
         StreamValidateAndDecode(mutant, Hw());
     absl::StatusOr<v1::Trace> parsed = ParseTrace(mutant, "m.pb");
     // What the chip-by-chip reader takes on, the whole path parses too.
@@ -677,7 +677,7 @@ TEST(StreamDecodeTest, HeaderAfterTheChipsAndRepeatedHeadersAreMerged) {
   ASSERT_TRUE(whole.ok()) << whole.status();
   EXPECT_EQ(whole->header().num_chips(), 2u);
   EXPECT_EQ(whole->header().generator(), "first");
-  std::optional<StreamedTrace> s = StreamValidateAndDecode(bytes, Hw());
+  std::optional<DecodedTrace> s = StreamValidateAndDecode(bytes, Hw());
   ASSERT_TRUE(s.has_value());
   EXPECT_EQ(s->header.header().SerializeAsString(),
             whole->header().SerializeAsString());

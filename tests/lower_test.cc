@@ -930,7 +930,7 @@ TEST(LowerAndDecodeTest, SameHeaderAndProgramAsLoweringWhole) {
     const absl::StatusOr<Program> want =
         ValidateAndDecode(whole, Hw(8).Target());
     ASSERT_TRUE(want.ok()) << want.status();
-    const absl::StatusOr<StreamedTrace> got = LowerAndDecode(spec, Hw(8));
+    const absl::StatusOr<DecodedTrace> got = LowerAndDecode(spec, Hw(8));
     ASSERT_TRUE(got.ok()) << got.status();
     EXPECT_EQ(got->header.header().SerializeAsString(),
               whole.header().SerializeAsString())

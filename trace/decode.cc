@@ -38,13 +38,6 @@ class FirstError : public RuleSink {
   absl::Status status_;
 };
 
-// The first error of the rules, or OK.
-absl::Status Validate(const v1::Trace& trace, const TraceTarget& hw) {
-  FirstError first;
-  RunTraceRules(trace, hw, RuleOptions{}, &first);
-  return first.status();
-}
-
 }  // namespace
 
 // One instruction, mapped as documented on Instr. REQUIRES: it passed the
@@ -124,22 +117,6 @@ void DecodeChip(const v1::ChipProgram& chip, std::vector<StreamProgram>* out) {
 }
 
 }  // namespace
-
-Program DecodeValidated(const v1::Trace& trace) {
-  Program program;
-  program.num_chips = trace.header().num_chips();
-  program.chips.resize(program.num_chips);
-  for (const v1::ChipProgram& chip : trace.chips()) {
-    DecodeChip(chip, &program.chips[chip.chip()].streams);
-  }
-  return program;
-}
-
-absl::StatusOr<Program> ValidateAndDecode(const v1::Trace& trace,
-                                          const TraceTarget& hw) {
-  if (absl::Status s = Validate(trace, hw); !s.ok()) return s;
-  return DecodeValidated(trace);
-}
 
 namespace {
 
@@ -232,8 +209,6 @@ TraceDecoder::TraceDecoder(const v1::TraceHeader* header, const TraceTarget& hw)
 
 TraceDecoder::~TraceDecoder() = default;
 
-bool TraceDecoder::failed() const { return state_->first.Done(); }
-
 void TraceDecoder::AddChip(const v1::ChipProgram& chip) {
   State& st = *state_;
   const int index = st.next++;
@@ -251,15 +226,29 @@ absl::StatusOr<Program> TraceDecoder::Finish() {
   return std::move(st.program);
 }
 
-std::optional<StreamedTrace> StreamValidateAndDecode(absl::string_view bytes,
-                                                     const TraceTarget& hw) {
+absl::StatusOr<Program> ValidateAndDecode(const v1::Trace& trace,
+                                          const TraceTarget& hw) {
+  TraceDecoder decoder(trace.has_header() ? &trace.header() : nullptr, hw);
+  for (const v1::ChipProgram& chip : trace.chips()) decoder.AddChip(chip);
+  return decoder.Finish();
+}
+
+DecodedTrace DecodeTrace(const v1::Trace& trace, const TraceTarget& hw) {
+  DecodedTrace out;
+  *out.header.mutable_header() = trace.header();
+  out.program = ValidateAndDecode(trace, hw);
+  return out;
+}
+
+std::optional<DecodedTrace> StreamValidateAndDecode(absl::string_view bytes,
+                                                    const TraceTarget& hw) {
   if (bytes.empty() || bytes.size() > INT_MAX || LooksLikeTextFormat(bytes)) {
     return std::nullopt;
   }
   std::vector<Span> headers;
   std::vector<Span> chips;
   if (!ScanTopLevel(bytes, &headers, &chips)) return std::nullopt;
-  StreamedTrace out;
+  DecodedTrace out;
   for (const Span& h : headers) {
     if (!MergeSpan(bytes, h, out.header.mutable_header())) return std::nullopt;
   }

@@ -38,10 +38,6 @@ absl::StatusOr<Program> ValidateAndDecode(const v1::Trace& trace,
 // rules.
 Instr DecodeInstr(const v1::Instruction& in);
 
-// The decoding step alone. REQUIRES: RunTraceRules() reported no error for
-// `trace` (the Program's invariants rest on those rules).
-Program DecodeValidated(const v1::Trace& trace);
-
 // ValidateAndDecode() of a trace handed over a piece at a time: the header,
 // then each entry of trace.chips in order (by the chip-by-chip reader below,
 // or by a lowering as it makes the chips). Each chip is checked by the
@@ -56,8 +52,6 @@ class TraceDecoder {
   TraceDecoder& operator=(const TraceDecoder&) = delete;
 
   void AddChip(const v1::ChipProgram& chip);
-  // An error is known: the chips still to come will not be decoded.
-  bool failed() const;
   // What ValidateAndDecode() returns for the trace handed over. Once.
   absl::StatusOr<Program> Finish();
 
@@ -66,13 +60,19 @@ class TraceDecoder {
   std::unique_ptr<State> state_;
 };
 
-// A binary trace read chip by chip (StreamValidateAndDecode).
-struct StreamedTrace {
+// A trace as a replay needs it: its header and its validated program (the
+// protobuf of its instructions is gone). The rules' first error is kept
+// rather than returned, so a caller reports it where it decodes, after what
+// it checks first (the topology the header names).
+struct DecodedTrace {
   v1::Trace header;  // the trace's header alone: no chips
   // What ValidateAndDecode() returns for the whole trace: the program, or
   // the rules' first error.
   absl::StatusOr<Program> program;
 };
+
+// `trace`'s header and ValidateAndDecode(trace, hw).
+DecodedTrace DecodeTrace(const v1::Trace& trace, const TraceTarget& hw);
 
 // ValidateAndDecode() for a binary trace that is never held whole: the
 // top-level fields of `bytes` are scanned (the header wherever it is, merged
@@ -89,8 +89,8 @@ struct StreamedTrace {
 // whose messages say what is wrong. A rule error is returned only once
 // every chip has parsed, so a malformed file is reported as such whichever
 // comes first, as by the whole-message path.
-std::optional<StreamedTrace> StreamValidateAndDecode(absl::string_view bytes,
-                                                     const TraceTarget& hw);
+std::optional<DecodedTrace> StreamValidateAndDecode(absl::string_view bytes,
+                                                    const TraceTarget& hw);
 
 }  // namespace ccreplay
 

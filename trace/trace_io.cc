@@ -11,7 +11,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/file_util.h"
-#include "base/release_memory.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/tokenizer.h"
@@ -496,14 +495,6 @@ ArenaTrace::ArenaTrace()
     : arena_(std::make_unique<pb::Arena>(TraceArenaOptions())),
       trace_(pb::Arena::CreateMessage<v1::Trace>(arena_.get())) {}
 
-void ArenaTrace::DropInstructions() {
-  v1::TraceHeader header = trace_->header();
-  arena_ = std::make_unique<pb::Arena>();  // frees the old one
-  trace_ = pb::Arena::CreateMessage<v1::Trace>(arena_.get());
-  *trace_->mutable_header() = std::move(header);
-  ReleaseFreeMemory();
-}
-
 absl::StatusOr<ArenaTrace> ParseTraceOnArena(absl::string_view bytes,
                                              const std::string& name) {
   ArenaTrace trace;
@@ -511,13 +502,6 @@ absl::StatusOr<ArenaTrace> ParseTraceOnArena(absl::string_view bytes,
     return s;
   }
   return trace;
-}
-
-absl::StatusOr<ArenaTrace> ReadTraceFileOnArena(const std::string& path) {
-  // The file's bytes are freed before the trace is decoded.
-  absl::StatusOr<std::string> bytes = ReadFileToString(path);
-  if (!bytes.ok()) return bytes.status();
-  return ParseTraceOnArena(*bytes, path);
 }
 
 absl::StatusOr<v1::Trace> ParseTraceWithLocations(absl::string_view bytes,

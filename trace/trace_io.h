@@ -62,8 +62,7 @@ absl::StatusOr<v1::Trace> ReadTraceFile(const std::string& path);
 // freeing is one step (about 0.6 s less CPU for a 6.3 M-instruction trace;
 // docs/architecture.md, "Memory per instruction"). For a replay of a trace
 // the chip-by-chip reader (StreamValidateAndDecode, trace/decode.h) leaves
-// to the whole-message path: it reads the instructions once (decode) and
-// then only the header.
+// to the whole-message path, which decodes it and frees it at once.
 class ArenaTrace {
  public:
   ArenaTrace();
@@ -71,19 +70,15 @@ class ArenaTrace {
   ArenaTrace& operator=(ArenaTrace&&) = default;
   v1::Trace& operator*() const { return *trace_; }
   v1::Trace* operator->() const { return trace_; }
-  // Frees everything but the header, and returns the freed memory to the
-  // system.
-  void DropInstructions();
 
  private:
   std::unique_ptr<google::protobuf::Arena> arena_;
   v1::Trace* trace_;  // on arena_
 };
 
-// ParseTrace(bytes, name) and ReadTraceFile(path), onto an arena.
+// ParseTrace(bytes, name), onto an arena.
 absl::StatusOr<ArenaTrace> ParseTraceOnArena(absl::string_view bytes,
                                              const std::string& name);
-absl::StatusOr<ArenaTrace> ReadTraceFileOnArena(const std::string& path);
 
 // Where the parts of a text-format trace are: 1-based line and column of the
 // field name that starts each part. Empty (all vectors empty) for a binary

@@ -55,7 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   HwConfig hw = DefaultTps186();
   // The chip-by-chip reader takes on only what the whole path parses, and
   // then agrees with it: the same program or the same first error.
-  std::optional<StreamedTrace> streamed =
+  std::optional<DecodedTrace> streamed =
       StreamValidateAndDecode(bytes, hw.Target());
   TraceLocations locations;
   absl::StatusOr<v1::Trace> trace =
