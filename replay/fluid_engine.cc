@@ -45,11 +45,10 @@ struct ActiveFlow {
   TimePs anchor;         // `left` is as of this time
   double left = 0;       // wire bytes still to pass
   TimePs tail;           // its last packet's hops once the fluid has passed
-  // The engine is free once only `staged` wire bytes are left (they wait in
-  // its staging queues at the port) but not before it has read them all at
-  // its own rate (`read_by`).
+  // The engine is free once the wire bytes left of all its flows fit in its
+  // staging queues at the port (FluidSim::staging_), but not before it has
+  // read this flow's payload at its own rate (`read_by`).
   bool holds_engine = true;
-  double staged = 0;
   TimePs read_by;
 };
 
@@ -84,7 +83,13 @@ class FluidSim : public StreamCore {
   FluidSim(const Program& p, const HwConfig& hw, const Topology& topo,
            const ReplayOptions& opt)
       : StreamCore(p, hw, topo, opt, "fluid replay"),
-        net_(topo.links().size(), static_cast<double>(hw.link_bytes_per_s)) {
+        net_(topo.links().size(), static_cast<double>(hw.link_bytes_per_s)),
+        staging_(static_cast<double>(hw.cdma_staging_packets) *
+                 hw.lane_groups *
+                 (hw.packet_payload_bytes + hw.packet_header_bytes)),
+        on_engine_(static_cast<size_t>(p.num_chips) * hw.cdma_engines),
+        holder_(on_engine_.size(), kNoFlow),
+        engine_stamp_(on_engine_.size(), 0) {
     drops_superseded_ = true;
     r_.bytes_sent.assign(p.num_chips, 0);
     r_.links.resize(topo.links().size());
@@ -142,10 +147,35 @@ class FluidSim : public StreamCore {
   void OnFlowEvent(uint32_t id, TimePs now);
   // When flow `id` lets its engine go, at the rates as of now.
   TimePs ReleaseAt(uint32_t id, TimePs now) const;
+  // Wire bytes flow `id` has still to pass at `now` (at its current rate).
+  double LeftAt(uint32_t id, TimePs now) const {
+    const ActiveFlow& f = flows_[id];
+    return f.left - net_.rate(id) * ((now - f.anchor).ps() * 1e-12);
+  }
+  // Engine `e`'s release time may have moved: its holder is rescheduled at
+  // the end of the Reallocate.
+  void EngineMoved(uint32_t e) {
+    if (engine_stamp_[e] == engine_pass_) return;
+    engine_stamp_[e] = engine_pass_;
+    moved_engines_.push_back(e);
+  }
+
+  static constexpr uint32_t kNoFlow = ~uint32_t{0};
 
   FluidStats stats_;
   FlowNet net_;
   std::vector<ActiveFlow> flows_;  // by FlowNet id
+  // What the port's staging queues hold for one engine, in wire bytes:
+  // cdma.staging_packets per lane group.
+  double staging_;
+  // Per engine: its flows in flight (the one holding it and those whose
+  // bytes are still staged), in start order, and the one holding it.
+  std::vector<std::vector<uint32_t>> on_engine_;
+  std::vector<uint32_t> holder_;
+  // Engines whose holder must be rescheduled (EngineMoved), once each.
+  std::vector<uint32_t> moved_engines_;
+  std::vector<uint32_t> engine_stamp_;
+  uint32_t engine_pass_ = 1;
   // Superseded kFlowEvents still in the queue; when they outnumber the
   // others, they are removed (Schedule), so the queue holds at most about
   // twice the events that are due.
@@ -231,10 +261,6 @@ void FluidSim::StartFlow(uint32_t e, uint32_t g, TimePs now) {
     demand = static_cast<double>(hw_.cdma_bytes_per_s) *
              static_cast<double>(wire.bytes) / static_cast<double>(in.bytes);
   }
-  // Staging: cdma.staging_packets packets per lane group.
-  f.staged = std::min<double>(
-      f.left, static_cast<double>(hw_.cdma_staging_packets) * hw_.lane_groups *
-                  (hw_.packet_payload_bytes + hw_.packet_header_bytes));
   r_.bytes_sent[chip] += in.bytes;
   for (uint32_t l : links) {
     LinkStats& s = r_.links[l];
@@ -250,6 +276,8 @@ void FluidSim::StartFlow(uint32_t e, uint32_t g, TimePs now) {
   if (flows_.size() <= id) flows_.resize(id + 1);
   f.version = flows_[id].version + 1;  // a reused id: old events are stale
   flows_[id] = f;
+  on_engine_[e].push_back(id);
+  holder_[e] = id;
   cdma_.engine(e).current = g;  // the engine's data phase: one at a time
   ++stats_.flows;
   MarkChanged(now);
@@ -280,8 +308,19 @@ void FluidSim::Reallocate(TimePs now) {
     ActiveFlow& f = flows_[c.id];
     f.left -= c.old_rate * ((now - f.anchor).ps() * 1e-12);
     f.anchor = now;
-    Schedule(c.id, now);
   }
+  for (const FlowNet::Change& c : changed) {
+    Schedule(c.id, now);
+    EngineMoved(flows_[c.id].engine);
+  }
+  // An engine whose flows' rates moved (or one of which ended) frees itself
+  // at another time.
+  for (uint32_t e : moved_engines_) {
+    const uint32_t h = holder_[e];
+    if (h != kNoFlow) Schedule(h, now);
+  }
+  moved_engines_.clear();
+  ++engine_pass_;
 }
 
 void FluidSim::Schedule(uint32_t id, TimePs now) {
@@ -293,23 +332,32 @@ void FluidSim::Schedule(uint32_t id, TimePs now) {
     q_.RemoveIf([this](const Event& ev) { return Stale(ev); });
     superseded_ = 0;
   }
-  TimePs next = now + PsToPass(std::max(f.left, 0.0), net_.rate(id));
+  TimePs next = now + PsToPass(std::max(LeftAt(id, now), 0.0), net_.rate(id));
   if (f.holds_engine) next = std::min(next, ReleaseAt(id, now));
   q_.Push(next, kFlowEvent, id, f.version);
 }
 
 // A flow running at its engine's rate stages nothing (the port takes each
 // packet as it is read): its engine is busy to the end. Otherwise the engine
-// runs ahead of the links by what its staging queues hold.
+// runs ahead of the links by what its staging queues hold, for all its flows
+// together: it is free once the bytes left of its flows in flight (this one
+// and the earlier ones still draining) fit in them, at their rates as of
+// now (the time moves when one of them ends or changes rate: EngineMoved).
 TimePs FluidSim::ReleaseAt(uint32_t id, TimePs now) const {
   const ActiveFlow& f = flows_[id];
   const double rate = net_.rate(id);
   const double demand = net_.demand(id);
-  const double left = std::max(f.left, 0.0);
   if (demand > 0 && rate >= demand * (1 - 1e-9)) {
-    return now + PsToPass(left, rate);
+    return now + PsToPass(std::max(LeftAt(id, now), 0.0), rate);
   }
-  return Max(f.read_by, now + PsToPass(std::max(left - f.staged, 0.0), rate));
+  double left = 0;
+  double drain = 0;
+  for (uint32_t g : on_engine_[f.engine]) {
+    left += std::max(LeftAt(g, now), 0.0);
+    drain += net_.rate(g);
+  }
+  if (left <= staging_) return Max(f.read_by, now);
+  return Max(f.read_by, now + PsToPass(left - staging_, drain));
 }
 
 void FluidSim::OnFlowEvent(uint32_t id, TimePs now) {
@@ -324,6 +372,7 @@ void FluidSim::OnFlowEvent(uint32_t id, TimePs now) {
   if (f.holds_engine && (done || ReleaseAt(id, now) <= now)) {
     f.holds_engine = false;
     free_engine = true;
+    holder_[engine] = kNoFlow;
     if (!done && net_.demand(id) > 0) {
       net_.SetDemand(id, 0);  // what is staged drains at the links' pace
       MarkChanged(now);
@@ -335,6 +384,9 @@ void FluidSim::OnFlowEvent(uint32_t id, TimePs now) {
     }
     q_.Push(now + f.tail, kDataLanded, f.op);
     ++f.version;
+    std::vector<uint32_t>& on = on_engine_[engine];
+    on.erase(std::find(on.begin(), on.end(), id));
+    EngineMoved(engine);
     net_.Remove(id);
     MarkChanged(now);
   } else {
