@@ -88,10 +88,11 @@ void BM_FluidAllToAll(benchmark::State& state) {
   FluidLoop(state, AllToAll(static_cast<uint32_t>(state.range(0))));
 }
 // 1024 chips (the size) is out of reach: see docs/models.md,
-// "Fluid engine", for why and for the figures at 32 and 64 chips.
+// "Fluid engine", for why and for the figures at 32 to 128 chips.
 BENCHMARK(BM_FluidAllToAll)
     ->Arg(32)
     ->Arg(64)
+    ->Arg(128)
     ->Unit(benchmark::kSecond)
     ->Iterations(1);
 
@@ -124,6 +125,7 @@ void BM_PacketAllToAll(benchmark::State& state) {
 BENCHMARK(BM_PacketAllToAll)
     ->Arg(32)
     ->Arg(64)
+    ->Arg(128)
     ->Unit(benchmark::kSecond)
     ->Iterations(1);
 
