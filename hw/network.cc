@@ -161,14 +161,10 @@ void Network::ScheduleKick(uint32_t port, TimePs now) {
     // turn it is.
     next = pt.lg_free_at(pt.rr_lg);
   } else {
-    for (uint32_t lg = 0; lg < pt.lane_groups(); ++lg) {
-      if (pt.LgFree(lg, now) || pt.lg_free_at(lg) >= next) continue;
-      for (uint32_t vc = 0; vc < pt.num_vcs(); ++vc) {
-        if (pt.RowWaiting(pt.Row(vc, lg))) {
-          next = pt.lg_free_at(lg);
-          break;
-        }
-      }
+    const uint32_t lanes = pt.lane_groups();
+    for (uint32_t lg = 0; lg < lanes; ++lg) {
+      const TimePs at = pt.lg_free_at(lg);
+      if (at > now && at < next && pt.LgWaiting(lg)) next = at;
     }
   }
   if (next <= now || next >= pt.kick_at) return;

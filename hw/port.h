@@ -107,7 +107,10 @@ class Port {
         nonempty_(static_cast<size_t>(rows_) * words_, 0),
         queues_(static_cast<size_t>(inputs) * rows_),
         credits_(vcs, buffer_bytes == 0 ? kUnbounded
-                                        : static_cast<int64_t>(buffer_bytes)) {
+                                        : static_cast<int64_t>(buffer_bytes)),
+        row_lg_(rows_),
+        lg_waiting_(lg_queues, 0) {
+    for (uint32_t r = 0; r < rows_; ++r) row_lg_[r] = r % lg_queues;
     stats_.lg_packets.assign(lane_groups, 0);
     stats_.lg_busy.assign(lane_groups, TimePs::Zero());
     stats_.lg_last_end.assign(lane_groups, TimePs::Zero());
@@ -146,6 +149,7 @@ class Port {
     q.tail = packet;
     ++q.size;
     Word(input, row) |= Bit(input);
+    ++lg_waiting_[row_lg_[row]];
     ++waiting_;
     if (waiting_ > stats_.peak_depth) stats_.peak_depth = waiting_;
   }
@@ -154,6 +158,7 @@ class Port {
     const uint32_t p = q.head;
     q.head = pool[p].next;
     if (--q.size == 0) Word(input, row) &= ~Bit(input);
+    --lg_waiting_[row_lg_[row]];
     --waiting_;
     return p;
   }
@@ -193,15 +198,11 @@ class Port {
     if (credits_[vc] != kUnbounded) credits_[vc] += wire_bytes;
   }
 
-  // True if a packet waits in queue row `row` (any input).
-  bool RowWaiting(uint32_t row) const {
-    const uint64_t* w = &nonempty_[static_cast<size_t>(row) * words_];
-    for (uint32_t k = 0; k < words_; ++k) {
-      if (w[k] != 0) return true;
-    }
-    return false;
-  }
   uint32_t lg_queues() const { return lg_queues_; }
+  // True if a packet waits in any row of lane group `lg` (any channel, any
+  // input). REQUIRES: address interleaving (its queues are per lane
+  // group: lg_queues() == lane_groups()).
+  bool LgWaiting(uint32_t lg) const { return lg_waiting_[lg] != 0; }
 
   uint32_t rr_lg = 0;  // next lane group for round-robin interleaving
   TimePs kick_at = TimePs::Max();        // the pending kPortKick, if any
@@ -231,6 +232,8 @@ class Port {
   }
   std::vector<Queue> queues_;
   std::vector<int64_t> credits_;  // per virtual channel
+  std::vector<uint32_t> row_lg_;      // per row: its lane group's queue
+  std::vector<uint32_t> lg_waiting_;  // per lane group queue: packets
   uint32_t waiting_ = 0;
   LinkStats stats_;
 };
