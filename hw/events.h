@@ -18,7 +18,7 @@ enum EventKind : uint32_t {
   kCdmaKick,       // CdmaUnit; a = engine index: re-examine the queue heads
   kCdmaEmit,       // CdmaUnit; a = engine: the current op's next packet is read
   kLocalDone,      // CdmaUnit; a = engine: the current local copy is written
-  kArrive,         // Network; a = packet, b = node: its last byte arrived
+  kArrive,         // Network; a = packet, b = chip: its last byte arrived
   kSwitchForward,  // Network; a = packet, b = switch: forwarding elapsed
   kMsgLocal,       // MessageUnit; a = op (MsgSend): reaches the local counter
   kPortKick,       // Network; a = port: a lane group may be free

@@ -75,10 +75,6 @@ uint32_t Network::Inject(PacketKind kind, uint32_t src, uint32_t dst,
 
 bool Network::OnArrive(uint32_t packet, uint32_t node, TimePs now) {
   const Packet& pk = packets_[packet];
-  if (topo_.IsSwitch(node)) {
-    q_.Push(now + hw_.switch_forwarding, kSwitchForward, packet, node);
-    return false;
-  }
   if (node != pk.dst) {
     // Relayed by the chip's router: it keeps its buffer space until it has
     // been sent on.
@@ -273,6 +269,13 @@ void Network::ScheduleArrival(uint32_t port, uint32_t id, TimePs at) {
   if (coalesce_.enabled() && node == packets_[id].dst &&
       coalesce_.FoldArrival(packets_[id])) {
     packets_.Free(id);
+    return;
+  }
+  // A switch does nothing with a packet but hold it for its forwarding
+  // latency: its output sees it then (docs/hardware-model.md, "switch
+  // arrivals").
+  if (topo_.IsSwitch(node)) {
+    q_.Push(at + hw_.switch_forwarding, kSwitchForward, id, node);
     return;
   }
   q_.Push(at, kArrive, id, node);

@@ -86,7 +86,8 @@ class Network {
                   uint32_t qp, uint32_t payload, uint64_t addr, uint32_t input,
                   TimePs now);
 
-  // kArrive: the packet's last byte reached `node`. Returns true when
+  // kArrive: the packet's last byte reached chip `node` (a packet bound
+  // for a switch has a kSwitchForward instead). Returns true when
   // `node` is the packet's destination chip: the buffer credit is already on
   // its way back and the caller must deliver the packet and Free() it.
   bool OnArrive(uint32_t packet, uint32_t node, TimePs now);
