@@ -357,6 +357,8 @@ TimePs FluidSim::ReleaseAt(uint32_t id, TimePs now) const {
     drain += net_.rate(g);
   }
   if (left <= staging_) return Max(f.read_by, now);
+  // No rate yet (none is 0 once allocated): the next allocation reschedules.
+  if (drain <= 0) return TimePs::Max();
   return Max(f.read_by, now + PsToPass(left - staging_, drain));
 }
 
