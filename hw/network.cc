@@ -237,9 +237,7 @@ void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
   st.queued += now - pk.queued_at;
   if (now < st.first_start) st.first_start = now;
   st.last_end = Max(st.last_end, end);
-  st.lg_packets[lg]++;
-  st.lg_busy[lg] += ser;
-  st.lg_last_end[lg] = end;
+  pt.CountLg(lg, ser, end);
   if (pk.in_link != kNone) {
     // It leaves the buffer of the previous hop: credit goes back there.
     SendCredit(pk.in_link, wire, pk.in_vc, end);
@@ -284,7 +282,7 @@ void Network::ScheduleArrival(uint32_t port, uint32_t id, TimePs at) {
 std::vector<LinkStats> Network::Stats() const {
   std::vector<LinkStats> out;
   out.reserve(ports_.size());
-  for (const Port& p : ports_) out.push_back(p.stats());
+  for (const Port& p : ports_) out.push_back(p.Stats());
   return out;
 }
 

@@ -12,8 +12,10 @@
 #ifndef CCREPLAY_HW_PORT_H_
 #define CCREPLAY_HW_PORT_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "base/units.h"
@@ -97,30 +99,20 @@ class Port {
   // credit (0 = unbounded) and its own queues.
   Port(uint32_t inputs, uint32_t lane_groups, uint32_t lg_queues, uint32_t vcs,
        uint64_t buffer_bytes)
-      : lg_free_(lane_groups, TimePs::Zero()),
-        rr_input_(static_cast<size_t>(lane_groups) * vcs, 0),
-        rr_vc_(lane_groups, 0),
-        inputs_(inputs),
+      : inputs_(inputs),
+        lanes_(lane_groups),
+        vcs_(vcs),
         lg_queues_(lg_queues),
         rows_(lg_queues * vcs),
         words_((inputs + 63) / 64),
-        nonempty_(static_cast<size_t>(rows_) * words_, 0),
-        queues_(static_cast<size_t>(inputs) * rows_),
-        credits_(vcs, buffer_bytes == 0 ? kUnbounded
-                                        : static_cast<int64_t>(buffer_bytes)),
-        row_lg_(rows_),
-        lg_waiting_(lg_queues, 0) {
-    for (uint32_t r = 0; r < rows_; ++r) row_lg_[r] = r % lg_queues;
-    stats_.lg_packets.assign(lane_groups, 0);
-    stats_.lg_busy.assign(lane_groups, TimePs::Zero());
-    stats_.lg_last_end.assign(lane_groups, TimePs::Zero());
+        queues_(static_cast<size_t>(inputs) * rows_) {
+    AllocateBlock(buffer_bytes == 0 ? kUnbounded
+                                    : static_cast<int64_t>(buffer_bytes));
   }
 
   uint32_t num_inputs() const { return inputs_; }
-  uint32_t num_vcs() const { return static_cast<uint32_t>(credits_.size()); }
-  uint32_t lane_groups() const {
-    return static_cast<uint32_t>(lg_free_.size());
-  }
+  uint32_t num_vcs() const { return vcs_; }
+  uint32_t lane_groups() const { return lanes_; }
   // The queue row of (virtual channel, lane group): lg is ignored with one
   // queue per input and channel (round-robin interleaving).
   uint32_t Row(uint32_t vc, uint32_t lg) const {
@@ -179,7 +171,7 @@ class Port {
   }
   // Round-robin pointer over the inputs of (lane group `lg`, channel `vc`).
   uint32_t& rr_input(uint32_t lg, uint32_t vc) {
-    return rr_input_[static_cast<size_t>(vc) * lg_free_.size() + lg];
+    return rr_input_[static_cast<size_t>(vc) * lanes_ + lg];
   }
   // Round-robin pointer of lane group `lg` over the virtual channels.
   uint32_t& rr_vc(uint32_t lg) { return rr_vc_[lg]; }
@@ -207,8 +199,22 @@ class Port {
   uint32_t rr_lg = 0;  // next lane group for round-robin interleaving
   TimePs kick_at = TimePs::Max();        // the pending kPortKick, if any
   TimePs stalled_since = TimePs::Max();  // waiting for credit since
+  // The link's counters but the per-lane-group ones (Stats() has all).
   LinkStats& stats() { return stats_; }
-  const LinkStats& stats() const { return stats_; }
+  // A packet of serialisation time `ser` left on lane group `lg`, done at
+  // `end`.
+  void CountLg(uint32_t lg, TimePs ser, TimePs end) {
+    ++lg_packets_[lg];
+    lg_busy_[lg] += ser;
+    lg_last_end_[lg] = end;
+  }
+  LinkStats Stats() const {
+    LinkStats s = stats_;
+    s.lg_packets.assign(lg_packets_, lg_packets_ + lanes_);
+    s.lg_busy.assign(lg_busy_, lg_busy_ + lanes_);
+    s.lg_last_end.assign(lg_last_end_, lg_last_end_ + lanes_);
+    return s;
+  }
 
  private:
   static uint64_t Bit(uint32_t input) { return uint64_t{1} << (input % 64); }
@@ -216,14 +222,51 @@ class Port {
     return nonempty_[static_cast<size_t>(row) * words_ + input / 64];
   }
 
-  std::vector<TimePs> lg_free_;
-  std::vector<uint32_t> rr_input_;  // per (vc, lg)
-  std::vector<uint32_t> rr_vc_;     // per lg
+  // The small per-port arrays, in one allocation (AllocateBlock) so that
+  // serving a port touches few cache lines beyond the Port itself.
+  void AllocateBlock(int64_t credit) {
+    const size_t wide =
+        4 * lanes_ + vcs_ + static_cast<size_t>(rows_) * words_;
+    const size_t narrow =
+        static_cast<size_t>(lanes_) * vcs_ + lanes_ + rows_ + lg_queues_;
+    block_ = std::make_unique<std::byte[]>(wide * 8 + narrow * 4);
+    std::byte* p = block_.get();
+    const auto take = [&p]<typename T>(size_t n, T value) {
+      T* first = reinterpret_cast<T*>(p);
+      for (size_t i = 0; i < n; ++i) new (p + i * sizeof(T)) T(value);
+      p += n * sizeof(T);
+      return first;
+    };
+    lg_free_ = take(lanes_, TimePs::Zero());
+    credits_ = take(vcs_, credit);
+    lg_packets_ = take(lanes_, uint64_t{0});
+    lg_busy_ = take(lanes_, TimePs::Zero());
+    lg_last_end_ = take(lanes_, TimePs::Zero());
+    nonempty_ = take(static_cast<size_t>(rows_) * words_, uint64_t{0});
+    rr_input_ = take(static_cast<size_t>(lanes_) * vcs_, uint32_t{0});
+    rr_vc_ = take(lanes_, uint32_t{0});
+    row_lg_ = take(rows_, uint32_t{0});
+    lg_waiting_ = take(lg_queues_, uint32_t{0});
+    for (uint32_t r = 0; r < rows_; ++r) row_lg_[r] = r % lg_queues_;
+  }
+
   uint32_t inputs_ = 0;
+  uint32_t lanes_ = 0;
+  uint32_t vcs_ = 0;
   uint32_t lg_queues_ = 1;
   uint32_t rows_ = 1;
   uint32_t words_ = 1;
-  std::vector<uint64_t> nonempty_;  // per queue row: inputs with packets
+  std::unique_ptr<std::byte[]> block_;
+  TimePs* lg_free_ = nullptr;      // per lane group
+  int64_t* credits_ = nullptr;     // per virtual channel
+  uint64_t* lg_packets_ = nullptr;  // per lane group: LinkStats::lg_packets
+  TimePs* lg_busy_ = nullptr;       // ... lg_busy
+  TimePs* lg_last_end_ = nullptr;   // ... lg_last_end
+  uint64_t* nonempty_ = nullptr;   // per queue row: inputs with packets
+  uint32_t* rr_input_ = nullptr;   // per (vc, lg)
+  uint32_t* rr_vc_ = nullptr;      // per lg
+  uint32_t* row_lg_ = nullptr;     // per row: its lane group's queue
+  uint32_t* lg_waiting_ = nullptr;  // per lane group queue: packets
   Queue& queue(uint32_t input, uint32_t row) {
     return queues_[static_cast<size_t>(input) * rows_ + row];
   }
@@ -231,9 +274,6 @@ class Port {
     return queues_[static_cast<size_t>(input) * rows_ + row];
   }
   std::vector<Queue> queues_;
-  std::vector<int64_t> credits_;  // per virtual channel
-  std::vector<uint32_t> row_lg_;      // per row: its lane group's queue
-  std::vector<uint32_t> lg_waiting_;  // per lane group queue: packets
   uint32_t waiting_ = 0;
   LinkStats stats_;
 };
