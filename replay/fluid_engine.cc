@@ -88,7 +88,6 @@ class FluidSim : public StreamCore {
                  hw.lane_groups *
                  (hw.packet_payload_bytes + hw.packet_header_bytes)),
         on_engine_(static_cast<size_t>(p.num_chips) * hw.cdma_engines),
-        holder_(on_engine_.size(), kNoFlow),
         engine_stamp_(on_engine_.size(), 0) {
     drops_superseded_ = true;
     r_.bytes_sent.assign(p.num_chips, 0);
@@ -160,7 +159,13 @@ class FluidSim : public StreamCore {
     moved_engines_.push_back(e);
   }
 
-  static constexpr uint32_t kNoFlow = ~uint32_t{0};
+  // The flow holding engine `e`, if any: its newest (the engine starts a
+  // flow only once the one before has let it go).
+  std::optional<uint32_t> Holder(uint32_t e) const {
+    const std::vector<uint32_t>& on = on_engine_[e];
+    if (on.empty() || !flows_[on.back()].holds_engine) return std::nullopt;
+    return on.back();
+  }
 
   FluidStats stats_;
   FlowNet net_;
@@ -169,9 +174,8 @@ class FluidSim : public StreamCore {
   // cdma.staging_packets per lane group.
   double staging_;
   // Per engine: its flows in flight (the one holding it and those whose
-  // bytes are still staged), in start order, and the one holding it.
+  // bytes are still staged), in start order.
   std::vector<std::vector<uint32_t>> on_engine_;
-  std::vector<uint32_t> holder_;
   // Engines whose holder must be rescheduled (EngineMoved), once each.
   std::vector<uint32_t> moved_engines_;
   std::vector<uint32_t> engine_stamp_;
@@ -277,7 +281,6 @@ void FluidSim::StartFlow(uint32_t e, uint32_t g, TimePs now) {
   f.version = flows_[id].version + 1;  // a reused id: old events are stale
   flows_[id] = f;
   on_engine_[e].push_back(id);
-  holder_[e] = id;
   cdma_.engine(e).current = g;  // the engine's data phase: one at a time
   ++stats_.flows;
   MarkChanged(now);
@@ -285,7 +288,7 @@ void FluidSim::StartFlow(uint32_t e, uint32_t g, TimePs now) {
 
 void FluidSim::Advance(uint32_t id, TimePs now) {
   ActiveFlow& f = flows_[id];
-  f.left -= net_.rate(id) * ((now - f.anchor).ps() * 1e-12);
+  f.left = LeftAt(id, now);
   f.anchor = now;
 }
 
@@ -309,6 +312,8 @@ void FluidSim::Reallocate(TimePs now) {
     f.left -= c.old_rate * ((now - f.anchor).ps() * 1e-12);
     f.anchor = now;
   }
+  // Scheduled once all are brought to now: a holder's release reads the
+  // bytes left of its engine's other flows.
   for (const FlowNet::Change& c : changed) {
     Schedule(c.id, now);
     EngineMoved(flows_[c.id].engine);
@@ -316,8 +321,7 @@ void FluidSim::Reallocate(TimePs now) {
   // An engine whose flows' rates moved (or one of which ended) frees itself
   // at another time.
   for (uint32_t e : moved_engines_) {
-    const uint32_t h = holder_[e];
-    if (h != kNoFlow) Schedule(h, now);
+    if (const std::optional<uint32_t> h = Holder(e)) Schedule(*h, now);
   }
   moved_engines_.clear();
   ++engine_pass_;
@@ -374,7 +378,6 @@ void FluidSim::OnFlowEvent(uint32_t id, TimePs now) {
   if (f.holds_engine && (done || ReleaseAt(id, now) <= now)) {
     f.holds_engine = false;
     free_engine = true;
-    holder_[engine] = kNoFlow;
     if (!done && net_.demand(id) > 0) {
       net_.SetDemand(id, 0);  // what is staged drains at the links' pace
       MarkChanged(now);
