@@ -26,9 +26,11 @@ uint32_t CdmaUnit::NoteStart(uint32_t e, uint32_t g, bool moves_data,
 }
 
 void CdmaUnit::BeginData(uint32_t e, uint32_t g, uint32_t peer, uint32_t qp,
-                         uint64_t dst_addr, uint64_t bytes, TimePs now) {
+                         uint64_t dst_addr, uint64_t bytes, TimePs now,
+                         uint32_t state) {
   CdmaEngine& eng = engines_[e];
   eng.current = g;
+  eng.state = state;
   eng.base_time = now;
   eng.base_bytes = 0;
   eng.emitted = 0;
@@ -58,7 +60,7 @@ bool CdmaUnit::OnEmit(uint32_t e, TimePs now) {
     return false;
   }
   net_->Inject(PacketKind::kData, eng.chip, eng.peer, eng.current, eng.qp,
-               chunk, eng.dst_addr + eng.emitted, input, now);
+               chunk, eng.dst_addr + eng.emitted, input, now, eng.state);
   eng.emitted += chunk;
   if (eng.emitted == eng.bytes) return true;
   const uint64_t next =

@@ -38,6 +38,7 @@ struct CdmaEngine {
   std::array<size_t, kVcBanksPerCdma> vc_head{};
   uint32_t chip = 0;
   uint32_t current = kNone;  // op in its data phase
+  uint32_t state = kNone;    // its engine-state slot (Packet::state)
   uint32_t last_op = kNone;  // the instruction it started last
   TimePs kick_at = TimePs::Max();
   std::vector<TimePs> started;  // data-phase start times (bounded pipelines)
@@ -100,9 +101,11 @@ class CdmaUnit {
   // before (kNone if none).
   uint32_t NoteStart(uint32_t e, uint32_t g, bool moves_data, TimePs now);
   // Begins the data phase of `g`: `bytes` to chip `peer` (local when it is
-  // the engine's own chip) at `dst_addr`, travelling as `qp`.
+  // the engine's own chip) at `dst_addr`, travelling as `qp`; its packets
+  // carry `state` (Packet::state).
   void BeginData(uint32_t e, uint32_t g, uint32_t peer, uint32_t qp,
-                 uint64_t dst_addr, uint64_t bytes, TimePs now);
+                 uint64_t dst_addr, uint64_t bytes, TimePs now,
+                 uint32_t state = kNone);
   // kCdmaEmit: the next packet has been read. Returns true when the data
   // phase has ended (the caller calls EndData).
   bool OnEmit(uint32_t e, TimePs now);

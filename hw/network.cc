@@ -56,9 +56,11 @@ bool Network::MayStage(uint32_t port, uint32_t input, uint64_t addr) {
 
 uint32_t Network::Inject(PacketKind kind, uint32_t src, uint32_t dst,
                          uint32_t op, uint32_t qp, uint32_t payload,
-                         uint64_t addr, uint32_t input, TimePs now) {
+                         uint64_t addr, uint32_t input, TimePs now,
+                         uint32_t state) {
   Packet pk;
   pk.kind = kind;
+  pk.state = state;
   pk.src = src;
   pk.dst = dst;
   pk.op = op;

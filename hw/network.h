@@ -82,9 +82,10 @@ class Network {
   // `src` and queues it at its first port on `input` (an engine, or the
   // acknowledgement path hw.cdma_engines). `addr` is the chip-local address
   // of its first payload byte. Returns the port.
+  // `state`: for data, the write's engine-state slot (Packet::state).
   uint32_t Inject(PacketKind kind, uint32_t src, uint32_t dst, uint32_t op,
                   uint32_t qp, uint32_t payload, uint64_t addr, uint32_t input,
-                  TimePs now);
+                  TimePs now, uint32_t state = kNone);
 
   // kArrive: the packet's last byte reached chip `node` (a packet bound
   // for a switch has a kSwitchForward instead). Returns true when

@@ -19,13 +19,16 @@ enum class PacketKind : uint8_t { kData, kMsg, kCts, kAck };
 
 struct Packet {
   PacketKind kind = PacketKind::kData;
+  uint8_t vc = 0;            // virtual channel on the current link
+  uint8_t in_vc = 0;         // virtual channel on in_link
   uint32_t src = 0;          // chip
   uint32_t dst = 0;          // chip
   uint32_t op = 0;           // the instruction it belongs to (global index)
+  // kData: its write's engine-state slot (StreamCore::OpState), so that an
+  // arrival counts its bytes without reading the instruction's records.
+  uint32_t state = kNone;
   uint32_t payload = 0;      // bytes
   uint32_t lg = 0;           // lane group on the current link (hash interleave)
-  uint8_t vc = 0;            // virtual channel on the current link
-  uint8_t in_vc = 0;         // virtual channel on in_link
   uint32_t in_link = kNone;  // link it arrived on; kNone at its source
   uint64_t addr = 0;         // global address (GlobalAddress) of its first byte
   uint32_t flow = 0;         // Topology::FlowHash(src, dst, qp): picks the path

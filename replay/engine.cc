@@ -60,7 +60,10 @@ class Sim : public StreamCore {
   void StartData(uint32_t e, uint32_t g, TimePs now) override {
     const Instr& in = InstrAt(g);
     if (in.peer != ChipOf(g)) net_.coalescer().ExpectData(g, in.bytes);
-    cdma_.BeginData(e, g, in.peer, in.qp_id, in.dst_addr, in.bytes, now);
+    const uint32_t state = r_.instrs[g].held_by;
+    ops_[state].remaining = in.bytes;
+    cdma_.BeginData(e, g, in.peer, in.qp_id, in.dst_addr, in.bytes, now,
+                    state);
   }
   void SendControl(PacketKind kind, uint32_t g, TimePs now) override;
   absl::Status FinishTransport() override;
@@ -154,9 +157,11 @@ void Sim::Deliver(uint32_t packet, TimePs now) {
       // folded (hw/coalesce.h): the count completes at the same arrival.
       const uint64_t bytes = pk.payload + net_.coalescer().TakeFolded(pk.op);
       r_.bytes_received[pk.dst] += bytes;
-      OpState& op = Op(pk.op);
-      op.arrived += bytes;
-      if (op.arrived == InstrAt(pk.op).bytes) WriteLanded(pk.op, now);
+      // Counted in the write's own state (the packet names its slot): the
+      // instruction's records are read once, when it has landed.
+      OpState& op = ops_[pk.state];
+      op.remaining -= bytes;
+      if (op.remaining == 0) WriteLanded(pk.op, now);
       break;
     }
     case PacketKind::kAck:

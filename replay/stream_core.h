@@ -60,7 +60,7 @@ class StreamCore {
   // is kept in r_.instrs[g].held_by, which only messages use otherwise, and
   // is cleared when the slot is freed (Op, NewOp, FreeOp).
   struct OpState {
-    uint64_t arrived = 0;     // payload bytes landed at the destination
+    uint64_t remaining = 0;   // payload bytes yet to land at the destination
     uint32_t match = kNone;   // Send: its Receive
     uint32_t send_index = 0;  // Send: position among Sends of its chip pair
     uint32_t data_seq = 0;    // order among its qp's data ops
