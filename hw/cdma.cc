@@ -42,6 +42,8 @@ void CdmaUnit::BeginData(uint32_t e, uint32_t g, uint32_t peer, uint32_t qp,
     q_.Push(now + hw_.CdmaReadTime(bytes), kLocalDone, e);
     return;
   }
+  // Every packet of the write takes the same first link (one flow hash).
+  eng.port = net_->FirstPort(eng.chip, peer, qp);
   const uint64_t first = std::min<uint64_t>(bytes, hw_.packet_payload_bytes);
   q_.Push(now + hw_.CdmaReadTime(first), kCdmaEmit, e);
 }
@@ -51,7 +53,7 @@ bool CdmaUnit::OnEmit(uint32_t e, TimePs now) {
   const uint32_t chunk = static_cast<uint32_t>(
       std::min<uint64_t>(eng.bytes - eng.emitted, hw_.packet_payload_bytes));
   const uint32_t input = e % hw_.cdma_engines;
-  const uint32_t port = net_->FirstPort(eng.chip, eng.peer, eng.qp);
+  const uint32_t port = eng.port;
   if (!net_->MayStage(port, input,
                       GlobalAddress(eng.peer, eng.dst_addr + eng.emitted))) {
     // The port still holds this engine's previous packets: keep the one just

@@ -49,6 +49,7 @@ struct CdmaEngine {
   uint32_t blocked_port = kNone;  // holding a read packet for this port
   uint32_t peer = 0;
   uint32_t qp = 0;
+  uint32_t port = kNone;  // the first link of its packets' route
   uint64_t dst_addr = 0;
   uint64_t bytes = 0;
 
