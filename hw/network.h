@@ -110,6 +110,18 @@ class Network {
   void OnCreditReturn(uint32_t port, uint32_t credit, TimePs now) {
     ApplyCredit(port, credit);
     if (rec_) rec_->CreditReturned(port, credit / kMaxVirtualChannels, now);
+    // Serving the port sends nothing unless a packet waited for credit:
+    // after every serving, a lane group that is free has nothing waiting
+    // that credit allows (it would have been sent), and every other change
+    // (a packet queued, a lane group freed: the pending kick) serves the
+    // port itself. Nothing waits for credit since the last send, and the
+    // next lane group to free has its kick scheduled after now: skip it.
+    const Port& pt = ports_[port];
+    if (pt.waiting() == 0 ||
+        (pt.stalled_since == TimePs::Max() && pt.kick_at > now &&
+         pt.kick_at != TimePs::Max())) {
+      return;
+    }
     TryTransmit(port, now);
   }
 
