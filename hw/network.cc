@@ -66,6 +66,9 @@ uint32_t Network::Inject(PacketKind kind, uint32_t src, uint32_t dst,
   pk.op = op;
   pk.payload = payload;
   pk.addr = GlobalAddress(dst, addr);
+  // Every link has the same lane groups and the address does not change on
+  // the way: the lane group of every hop, found once.
+  if (!RoundRobin()) pk.lg = LaneGroupOf(pk.addr);
   pk.flow = Topology::FlowHash(src, dst, qp);
   const uint32_t id = packets_.New(pk);
   injected_++;
@@ -114,7 +117,6 @@ void Network::EnqueueAt(uint32_t port, uint32_t input, uint32_t packet,
                         TimePs now, TimePs queued) {
   Packet& pk = packets_[packet];
   pk.queued_at = queued == TimePs::Max() ? now : queued;
-  if (!RoundRobin()) pk.lg = LaneGroupOf(pk.addr);
   pk.in_vc = pk.vc;
   pk.vc = NextVc(pk.in_link, pk.vc, port);
   if (credit_fold_.enabled() && credit_fold_.holds(port)) {

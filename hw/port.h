@@ -67,6 +67,11 @@ constexpr uint32_t XorInterleave(uint64_t addr, uint64_t block_bytes,
   const uint32_t bits = static_cast<uint32_t>(__builtin_ctz(lane_groups));
   if (bits == 0) return 0;
   uint64_t b = addr / block_bytes;
+  if ((bits & (bits - 1)) == 0) {
+    // Fields of a power-of-two width: fold the word in halves down to it.
+    for (uint32_t w = 32; w >= bits; w /= 2) b ^= b >> w;
+    return static_cast<uint32_t>(b & (lane_groups - 1));
+  }
   uint64_t lg = 0;
   while (b != 0) {
     lg ^= b & (lane_groups - 1);
