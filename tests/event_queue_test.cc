@@ -72,6 +72,33 @@ TYPED_TEST(EventQueueTest, PopsInTimeThenPushOrder) {
   EXPECT_EQ(q.size(), pending.size());
 }
 
+// Times far apart as well as tied: deltas from 0 to 2^44 ps, so that the
+// radix queue moves events down through many buckets before they pop, and
+// pushes land in every bucket. Every pop is the least (time,
+// push order) pending.
+TYPED_TEST(EventQueueTest, PopsInOrderOverWideTimeRanges) {
+  TypeParam q;
+  Pending pending;
+  uint64_t x = 3, seq = 0;
+  int64_t now = 0;
+  for (int round = 0; round < 40000; ++round) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    if (pending.empty() || (x >> 61) < 4) {
+      // A magnitude from 0 to 44 bits, then a value below it.
+      const uint32_t bits = static_cast<uint32_t>((x >> 20) % 45);
+      const int64_t delta =
+          bits == 0 ? 0 : static_cast<int64_t>((x >> 8) & ((1ull << bits) - 1));
+      const uint32_t a = static_cast<uint32_t>(x >> 32);
+      q.Push(TimePs(now + delta), 0, a);
+      pending.emplace_back(now + delta, seq++, a);
+      continue;
+    }
+    now = PopAndCheck(q, pending).time_ps;
+  }
+  while (!pending.empty()) PopAndCheck(q, pending);
+  EXPECT_TRUE(q.empty());
+}
+
 // The radix queue's precondition is checked, not assumed: a push before the
 // last pop is reported (the engine turns it into an internal error).
 TEST(RadixEventQueueTest, ReportsAPushIntoThePast) {
