@@ -122,8 +122,17 @@ void Network::EnqueueAt(uint32_t port, uint32_t input, uint32_t packet,
   if (credit_fold_.enabled() && credit_fold_.holds(port)) {
     ReleaseCredits(port, now);
   }
-  ports_[port].Enqueue(input, ports_[port].Row(pk.vc, pk.lg), packet, packets_);
-  if (rec_) rec_->QueueDepth(port, ports_[port].waiting(), now);
+  Port& pt = ports_[port];
+  pt.Enqueue(input, pt.Row(pk.vc, pk.lg), packet, packets_);
+  if (rec_) rec_->QueueDepth(port, pt.waiting(), now);
+  // Only the new packet can have become sendable (OnCreditReturn says
+  // why), and only on its lane group (round-robin: the one whose turn it
+  // is), unless a lane group freed at this very picosecond and its kick
+  // has yet to run: if neither, the port only needs its kick.
+  if (pt.kick_at > now && !pt.LgFree(RoundRobin() ? pt.rr_lg : pk.lg, now)) {
+    ScheduleKick(port, now);
+    return;
+  }
   TryTransmit(port, now);
 }
 
