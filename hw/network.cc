@@ -129,8 +129,16 @@ void Network::EnqueueAt(uint32_t port, uint32_t input, uint32_t packet,
   // why), and only on its lane group (round-robin: the one whose turn it
   // is), unless a lane group freed at this very picosecond and its kick
   // has yet to run: if neither, the port only needs its kick.
-  if (pt.kick_at > now && !pt.LgFree(RoundRobin() ? pt.rr_lg : pk.lg, now)) {
-    ScheduleKick(port, now);
+  const uint32_t lg = RoundRobin() ? pt.rr_lg : pk.lg;
+  if (pt.kick_at > now && !pt.LgFree(lg, now)) {
+    // The pending kick is no later than any other busy lane group with a
+    // packet waiting (ScheduleKick keeps it so): only this one's can be
+    // earlier.
+    const TimePs at = pt.lg_free_at(lg);
+    if (at < pt.kick_at) {
+      pt.kick_at = at;
+      q_.Push(at, kPortKick, port);
+    }
     return;
   }
   TryTransmit(port, now);
