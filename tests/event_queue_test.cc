@@ -36,29 +36,30 @@ using Arities = ::testing::Types<BasicEventQueue<2>, BasicEventQueue<4>,
                                  BasicEventQueue<8>, RadixEventQueue>;
 TYPED_TEST_SUITE(EventQueueTest, Arities);
 
-// Interleaved pushes and pops with many equal times: every pop is the
-// smallest (time, push order) pending, and kind and operands come back. The
-// radix queue also drops every event with an odd operand now and then
+// Pushes (at `now + delay(x)`, x a fresh random word) and pops at random,
+// `rounds` times, then pops the rest: every pop is the smallest (time, push
+// order) pending, and kind and operands come back. With `drop_odd` (the
+// radix queue), every event with an odd operand is dropped now and then
 // (RemoveIf, as the fluid engine drops superseded end events): those never
 // come back and the rest keep their order.
-TYPED_TEST(EventQueueTest, PopsInTimeThenPushOrder) {
-  TypeParam q;
+template <typename Q, typename Delay>
+void PushAndPopAtRandom(int rounds, uint64_t x, Delay delay, bool drop_odd) {
+  Q q;
   Pending pending;
-  uint64_t x = 7, seq = 0;
+  uint64_t seq = 0;
   int64_t now = 0;
-  for (int round = 0; round < 20000; ++round) {
+  for (int round = 0; round < rounds; ++round) {
     x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    if constexpr (std::is_same_v<TypeParam, RadixEventQueue>) {
-      if (round % 997 == 0) {
+    if constexpr (std::is_same_v<Q, RadixEventQueue>) {
+      if (drop_odd && round % 997 == 0) {
         q.RemoveIf([](const Event& e) { return e.a % 2 == 1; });
         std::erase_if(pending,
                       [](const auto& p) { return std::get<2>(p) % 2; });
         ASSERT_EQ(q.size(), pending.size());
       }
     }
-    const bool push = pending.empty() || (x >> 60) < 9;
-    if (push) {
-      const int64_t t = now + static_cast<int64_t>((x >> 33) % 5);  // ties
+    if (pending.empty() || (x >> 60) < 9) {
+      const int64_t t = now + delay(x);
       const uint32_t a = static_cast<uint32_t>(x >> 20);
       q.Push(TimePs(t), static_cast<uint32_t>(seq % 11), a, a ^ 1u);
       pending.emplace_back(t, seq++, a);
@@ -69,34 +70,33 @@ TYPED_TEST(EventQueueTest, PopsInTimeThenPushOrder) {
     ASSERT_EQ(e.b, e.a ^ 1u);
     now = e.time_ps;
   }
-  EXPECT_EQ(q.size(), pending.size());
-}
-
-// Times far apart as well as tied: deltas from 0 to 2^44 ps, so that the
-// radix queue moves events down through many buckets before they pop, and
-// pushes land in every bucket. Every pop is the least (time,
-// push order) pending.
-TYPED_TEST(EventQueueTest, PopsInOrderOverWideTimeRanges) {
-  TypeParam q;
-  Pending pending;
-  uint64_t x = 3, seq = 0;
-  int64_t now = 0;
-  for (int round = 0; round < 40000; ++round) {
-    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    if (pending.empty() || (x >> 61) < 4) {
-      // A magnitude from 0 to 44 bits, then a value below it.
-      const uint32_t bits = static_cast<uint32_t>((x >> 20) % 45);
-      const int64_t delta =
-          bits == 0 ? 0 : static_cast<int64_t>((x >> 8) & ((1ull << bits) - 1));
-      const uint32_t a = static_cast<uint32_t>(x >> 32);
-      q.Push(TimePs(now + delta), 0, a);
-      pending.emplace_back(now + delta, seq++, a);
-      continue;
-    }
-    now = PopAndCheck(q, pending).time_ps;
-  }
+  ASSERT_EQ(q.size(), pending.size());
   while (!pending.empty()) PopAndCheck(q, pending);
   EXPECT_TRUE(q.empty());
+}
+
+// Many equal times (delays of 0 to 4 ps).
+TYPED_TEST(EventQueueTest, PopsInTimeThenPushOrder) {
+  PushAndPopAtRandom<TypeParam>(
+      20000, 7,
+      [](uint64_t x) { return static_cast<int64_t>((x >> 33) % 5); },
+      /*drop_odd=*/true);
+}
+
+// Times far apart as well as tied: delays of 0 to 2^44 ps (a magnitude of 0
+// to 44 bits, then a value below it), so that the radix queue moves events
+// down through many buckets before they pop, and pushes land in every
+// bucket.
+TYPED_TEST(EventQueueTest, PopsInOrderOverWideTimeRanges) {
+  PushAndPopAtRandom<TypeParam>(
+      40000, 3,
+      [](uint64_t x) {
+        const uint32_t bits = static_cast<uint32_t>((x >> 20) % 45);
+        return bits == 0 ? int64_t{0}
+                         : static_cast<int64_t>((x >> 8) &
+                                                ((uint64_t{1} << bits) - 1));
+      },
+      /*drop_odd=*/false);
 }
 
 // The radix queue's precondition is checked, not assumed: a push before the
