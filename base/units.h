@@ -51,6 +51,12 @@ constexpr TimePs Max(TimePs a, TimePs b) { return a < b ? b : a; }
 // divide 1e12 ps/s into 15.625 and 2.5 ps per byte; packet sizes are multiples
 // of 8 and 2 bytes).
 constexpr TimePs SerializationTime(uint64_t bytes, uint64_t bytes_per_s) {
+  // In 64 bits where the numerator fits (up to 18 MB at 1 TB/s): the same
+  // quotient without the 128-bit division's library call.
+  if (bytes <= (UINT64_MAX - bytes_per_s) / kPsPerSecond) {
+    return TimePs(static_cast<int64_t>(
+        (bytes * kPsPerSecond + bytes_per_s - 1) / bytes_per_s));
+  }
   const unsigned __int128 num =
       static_cast<unsigned __int128>(bytes) * kPsPerSecond;
   return TimePs(static_cast<int64_t>((num + bytes_per_s - 1) / bytes_per_s));

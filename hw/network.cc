@@ -42,6 +42,15 @@ Network::Network(const HwConfig& hw, const Topology& topo, EventQueue& q)
                         hw_.link_buffer_bytes);
   }
   bytes_sent_.assign(topo_.num_chips(), 0);
+  // A lane group's time for each packet size there can be (the sizes are
+  // few and the division is not cheap), unless the largest is very large.
+  if (max_wire_ < (1u << 16)) {
+    ser_.resize(max_wire_ + 1);
+    for (uint32_t w = 0; w <= max_wire_; ++w) {
+      ser_[w] = SerializationTime(static_cast<uint64_t>(w) * hw_.lane_groups,
+                                  hw_.link_bytes_per_s);
+    }
+  }
   if (hw_.switch_input_fifo) {
     ingress_.resize(topo_.links().size() * vcs_ *
                     (RoundRobin() ? 1 : hw_.lane_groups));
@@ -201,7 +210,7 @@ Network::Pick Network::Arbitrate(Port& pt, uint32_t lg,
   Pick best;
   TimePs best_at = TimePs::Max();
   for (uint32_t k = 0; k < vcs; ++k) {
-    const uint32_t vc = hw_.switch_fifo ? k : (pt.rr_vc(lg) + k) % vcs;
+    const uint32_t vc = hw_.switch_fifo ? k : AddMod(pt.rr_vc(lg), k, vcs);
     const uint32_t row = pt.Row(vc, lg);
     const uint32_t start = hw_.switch_fifo ? 0 : pt.rr_input(lg, vc);
     // With credit for the largest packet there can be, any head fits and
@@ -209,8 +218,8 @@ Network::Pick Network::Arbitrate(Port& pt, uint32_t lg,
     const bool any_fits = !hw_.switch_fifo && pt.HasCredit(vc, max_wire_);
     uint32_t last_dist = 0;
     for (uint32_t i = pt.NextWaiting(row, start); i < inputs;
-         i = pt.NextWaiting(row, (i + 1) % inputs)) {
-      const uint32_t dist = (i + inputs - start) % inputs;
+         i = pt.NextWaiting(row, AddMod(i, 1, inputs))) {
+      const uint32_t dist = AddMod(i, inputs - start, inputs);
       if (dist < last_dist) break;  // wrapped around to the start
       last_dist = dist + 1;
       if (any_fits) return Pick{i, vc};
@@ -242,8 +251,10 @@ void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
   Packet& pk = packets_[id];
   const uint32_t wire = WireBytes(pk);
   // One lane group carries 1/lanes of the link's bandwidth.
-  const TimePs ser = SerializationTime(static_cast<uint64_t>(wire) * lanes,
-                                       hw_.link_bytes_per_s);
+  const TimePs ser = wire < ser_.size()
+                        ? ser_[wire]
+                        : SerializationTime(static_cast<uint64_t>(wire) * lanes,
+                                            hw_.link_bytes_per_s);
   const TimePs end = now + ser;
   pt.Occupy(lg, end);
   pt.TakeCredit(pk.vc, wire);
@@ -272,10 +283,10 @@ void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
   pk.in_link = port;
   ScheduleArrival(port, id, end + flight_[port]);
   if (!hw_.switch_fifo) {
-    pt.rr_input(lg, pick.vc) = (chosen + 1) % pt.num_inputs();
-    pt.rr_vc(lg) = (pick.vc + 1) % pt.num_vcs();
+    pt.rr_input(lg, pick.vc) = AddMod(chosen, 1, pt.num_inputs());
+    pt.rr_vc(lg) = AddMod(pick.vc, 1, pt.num_vcs());
   }
-  if (RoundRobin()) pt.rr_lg = (lg + 1) % lanes;
+  if (RoundRobin()) pt.rr_lg = AddMod(lg, 1, lanes);
   // An engine waiting for room at this port may hand over its packet.
   const uint32_t node = topo_.links()[port].src;
   if (!topo_.IsSwitch(node) && chosen < hw_.cdma_engines) {

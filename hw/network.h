@@ -250,6 +250,7 @@ class Network {
   // Wire bytes of the largest packet there can be: a data packet carries at
   // most packet_payload_bytes, a control packet message_payload_bytes.
   uint32_t max_wire_;
+  std::vector<TimePs> ser_;  // per wire size: a lane group's time to send it
   CdmaUnit* cdma_ = nullptr;
   ArrivalCoalescer coalesce_;
   CreditFolder credit_fold_;

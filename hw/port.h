@@ -44,6 +44,12 @@ struct LinkStats {
 // result, so lane groups behave like independent draws: a few packets
 // collide statistically (one LG gets more than its share), many even out.
 // `addr` is the global address a packet header carries (GlobalAddress).
+// (a + b) mod n without a division. REQUIRES: a + b < 2n.
+constexpr uint32_t AddMod(uint32_t a, uint32_t b, uint32_t n) {
+  const uint32_t s = a + b;
+  return s >= n ? s - n : s;
+}
+
 constexpr uint32_t InterleaveHash(uint64_t addr, uint32_t lane_groups) {
   uint64_t h = addr >> 8;
   h ^= h >> 33;
@@ -164,7 +170,7 @@ class Port {
   uint32_t NextWaiting(uint32_t row, uint32_t from) const {
     const uint64_t* w = &nonempty_[static_cast<size_t>(row) * words_];
     for (uint32_t k = 0; k <= words_; ++k) {
-      const uint32_t word = (from / 64 + k) % words_;
+      const uint32_t word = AddMod(from / 64, k, words_);
       uint64_t bits = w[word];
       if (k == 0) bits &= ~uint64_t{0} << (from % 64);
       if (k == words_)

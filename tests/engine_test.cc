@@ -488,6 +488,32 @@ TEST(LaneGroupTest, LargeMessagesEvenOut) {
   for (uint64_t c : lg) EXPECT_LT(static_cast<double>(c) / mean, 1.03);
 }
 
+// Serialisation time is bytes x 1e12 / rate picoseconds, rounded up,
+// whether the product fits in 64 bits (computed so) or not (in 128).
+TEST(UnitsTest, SerializationTimeRoundsUpInBothRanges) {
+  EXPECT_EQ(SerializationTime(288, 400'000'000'000).ps(), 720);  // 2.5 ps/B
+  EXPECT_EQ(SerializationTime(1, 3).ps(), 333'333'333'334);
+  EXPECT_EQ(SerializationTime(0, 7).ps(), 0);
+  const auto want = [](uint64_t bytes, uint64_t rate) {
+    const unsigned __int128 num =
+        static_cast<unsigned __int128>(bytes) * 1'000'000'000'000ULL;
+    return static_cast<int64_t>((num + rate - 1) / rate);
+  };
+  // About 2^64 / 1e12 = 18,446,744 bytes: the 64-bit product's limit (at
+  // 3 B/s and up the time still fits a TimePs).
+  for (uint64_t rate : {3ull, 50'000'000'000ull, 400'000'000'000ull,
+                        999'999'999'999ull, 4'000'000'000'000ull}) {
+    for (uint64_t bytes = 18'446'700; bytes < 18'446'800; ++bytes) {
+      ASSERT_EQ(SerializationTime(bytes, rate).ps(), want(bytes, rate))
+          << bytes << " bytes at " << rate << " B/s";
+    }
+    for (uint64_t bytes : {1ull, 292ull, 65'536ull, 1ull << 22}) {
+      ASSERT_EQ(SerializationTime(bytes, rate).ps(), want(bytes, rate))
+          << bytes << " bytes at " << rate << " B/s";
+    }
+  }
+}
+
 TEST(LaneGroupTest, XorInterleaveIsTheXorOfTheBlockNumbersFields) {
   // By hand: block 0b10'01'11 (39) of 64-byte blocks over 4 lane groups
   // (2-bit fields 11, 01, 10): 3 ^ 1 ^ 2 = 0; over 8 (3-bit fields 111,
