@@ -169,6 +169,12 @@ class Port {
   // `row`, or num_inputs() if there is none. O(inputs / 64).
   uint32_t NextWaiting(uint32_t row, uint32_t from) const {
     const uint64_t* w = &nonempty_[static_cast<size_t>(row) * words_];
+    if (words_ == 1) {  // at most 64 inputs: one word, no loop
+      const uint64_t at_or_after = w[0] & (~uint64_t{0} << from);
+      const uint64_t bits = at_or_after != 0 ? at_or_after : w[0];
+      return bits != 0 ? static_cast<uint32_t>(__builtin_ctzll(bits))
+                       : inputs_;
+    }
     for (uint32_t k = 0; k <= words_; ++k) {
       const uint32_t word = AddMod(from / 64, k, words_);
       uint64_t bits = w[word];

@@ -488,6 +488,36 @@ TEST(LaneGroupTest, LargeMessagesEvenOut) {
   for (uint64_t c : lg) EXPECT_LT(static_cast<double>(c) / mean, 1.03);
 }
 
+// A port's arbiter finds the next input with a packet in a row, from a
+// given input on and wrapping around: the first at or after `from`, else
+// the first of all, else "none" (num_inputs()). Checked against a plain
+// scan for every start, with one word of inputs (64 or fewer: no loop) and
+// several, and rows left empty.
+TEST(PortTest, NextWaitingIsTheFirstInputWithAPacketFromTheStartOn) {
+  for (uint32_t inputs : {1u, 5u, 64u, 65u, 130u}) {
+    Port port(inputs, /*lane_groups=*/1, /*lg_queues=*/1, /*vcs=*/2,
+              /*buffer_bytes=*/0);
+    PacketPool pool;
+    std::vector<bool> has(inputs, false);
+    uint64_t x = inputs;
+    for (int step = 0; step < 40; ++step) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      const uint32_t input = static_cast<uint32_t>(x >> 40) % inputs;
+      port.Enqueue(input, /*row=*/0, pool.New(Packet{}), pool);
+      has[input] = true;
+      for (uint32_t from = 0; from < inputs; ++from) {
+        uint32_t want = inputs;
+        for (uint32_t k = 0; k < inputs && want == inputs; ++k) {
+          if (has[(from + k) % inputs]) want = (from + k) % inputs;
+        }
+        ASSERT_EQ(port.NextWaiting(0, from), want)
+            << inputs << " inputs, from " << from;
+        ASSERT_EQ(port.NextWaiting(1, from), inputs) << "row 1 is empty";
+      }
+    }
+  }
+}
+
 // Serialisation time is bytes x 1e12 / rate picoseconds, rounded up,
 // whether the product fits in 64 bits (computed so) or not (in 128).
 TEST(UnitsTest, SerializationTimeRoundsUpInBothRanges) {
