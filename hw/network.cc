@@ -46,10 +46,7 @@ Network::Network(const HwConfig& hw, const Topology& topo, EventQueue& q)
   // few and the division is not cheap), unless the largest is very large.
   if (max_wire_ < (1u << 16)) {
     ser_.resize(max_wire_ + 1);
-    for (uint32_t w = 0; w <= max_wire_; ++w) {
-      ser_[w] = SerializationTime(static_cast<uint64_t>(w) * hw_.lane_groups,
-                                  hw_.link_bytes_per_s);
-    }
+    for (uint32_t w = 0; w <= max_wire_; ++w) ser_[w] = LaneGroupTime(w);
   }
   if (hw_.switch_input_fifo) {
     ingress_.resize(topo_.links().size() * vcs_ *
@@ -143,11 +140,7 @@ void Network::EnqueueAt(uint32_t port, uint32_t input, uint32_t packet,
     // The pending kick is no later than any other busy lane group with a
     // packet waiting (ScheduleKick keeps it so): only this one's can be
     // earlier.
-    const TimePs at = pt.lg_free_at(lg);
-    if (at < pt.kick_at) {
-      pt.kick_at = at;
-      q_.Push(at, kPortKick, port);
-    }
+    KickAt(port, pt.lg_free_at(lg));
     return;
   }
   TryTransmit(port, now);
@@ -193,10 +186,9 @@ void Network::ScheduleKick(uint32_t port, TimePs now) {
       if (at > now && at < next && pt.LgWaiting(lg)) next = at;
     }
   }
-  if (next <= now || next >= pt.kick_at) return;
-  pt.kick_at = next;
-  q_.Push(next, kPortKick, port);
+  if (next > now) KickAt(port, next);
 }
+
 
 Network::Pick Network::Arbitrate(Port& pt, uint32_t lg,
                                  bool* credit_blocked) const {
@@ -250,11 +242,7 @@ void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
   const uint32_t id = pt.PopFrom(chosen, pt.Row(pick.vc, lg), packets_);
   Packet& pk = packets_[id];
   const uint32_t wire = WireBytes(pk);
-  // One lane group carries 1/lanes of the link's bandwidth.
-  const TimePs ser = wire < ser_.size()
-                        ? ser_[wire]
-                        : SerializationTime(static_cast<uint64_t>(wire) * lanes,
-                                            hw_.link_bytes_per_s);
+  const TimePs ser = wire < ser_.size() ? ser_[wire] : LaneGroupTime(wire);
   const TimePs end = now + ser;
   pt.Occupy(lg, end);
   pt.TakeCredit(pk.vc, wire);

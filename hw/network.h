@@ -229,6 +229,20 @@ class Network {
   // packet that waits for credit only (a credit return serves it), needs no
   // event.
   void ScheduleKick(uint32_t port, TimePs now);
+  // Brings `port`'s pending kick forward to `at` (none pending: schedules
+  // one); a later `at` changes nothing.
+  void KickAt(uint32_t port, TimePs at) {
+    Port& pt = ports_[port];
+    if (at >= pt.kick_at) return;
+    pt.kick_at = at;
+    q_.Push(at, kPortKick, port);
+  }
+  // One lane group's time to send `wire` bytes: it carries 1/lane_groups of
+  // the link's bandwidth.
+  TimePs LaneGroupTime(uint32_t wire) const {
+    return SerializationTime(static_cast<uint64_t>(wire) * hw_.lane_groups,
+                             hw_.link_bytes_per_s);
+  }
   // The queue (input, row) whose head packet lane group `lg` sends next
   // (input kNone if none); sets *credit_blocked when a head packet waits
   // for credit only.
@@ -250,7 +264,7 @@ class Network {
   // Wire bytes of the largest packet there can be: a data packet carries at
   // most packet_payload_bytes, a control packet message_payload_bytes.
   uint32_t max_wire_;
-  std::vector<TimePs> ser_;  // per wire size: a lane group's time to send it
+  std::vector<TimePs> ser_;  // LaneGroupTime per wire size, if not too many
   CdmaUnit* cdma_ = nullptr;
   ArrivalCoalescer coalesce_;
   CreditFolder credit_fold_;

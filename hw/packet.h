@@ -28,7 +28,7 @@ struct Packet {
   // arrival counts its bytes without reading the instruction's records.
   uint32_t state = kNone;
   uint32_t payload = 0;      // bytes
-  uint32_t lg = 0;  // lane group on every link (address interleave)
+  uint32_t lg = 0;           // lane group on every link (address interleave)
   uint32_t in_link = kNone;  // link it arrived on; kNone at its source
   uint64_t addr = 0;         // global address (GlobalAddress) of its first byte
   uint32_t flow = 0;         // Topology::FlowHash(src, dst, qp): picks the path

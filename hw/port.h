@@ -38,18 +38,18 @@ struct LinkStats {
   std::vector<TimePs> lg_last_end;   // per lane group
 };
 
-// The lane group ITLV assigns to a packet whose payload goes to `addr`: the
-// 256-byte block number through a full-avalanche mixer (MurmurHash3's
-// 64-bit finaliser), modulo `lane_groups`. Every address bit moves the
-// result, so lane groups behave like independent draws: a few packets
-// collide statistically (one LG gets more than its share), many even out.
-// `addr` is the global address a packet header carries (GlobalAddress).
 // (a + b) mod n without a division. REQUIRES: a + b < 2n.
 constexpr uint32_t AddMod(uint32_t a, uint32_t b, uint32_t n) {
   const uint32_t s = a + b;
   return s >= n ? s - n : s;
 }
 
+// The lane group ITLV assigns to a packet whose payload goes to `addr`: the
+// 256-byte block number through a full-avalanche mixer (MurmurHash3's
+// 64-bit finaliser), modulo `lane_groups`. Every address bit moves the
+// result, so lane groups behave like independent draws: a few packets
+// collide statistically (one LG gets more than its share), many even out.
+// `addr` is the global address a packet header carries (GlobalAddress).
 constexpr uint32_t InterleaveHash(uint64_t addr, uint32_t lane_groups) {
   uint64_t h = addr >> 8;
   h ^= h >> 33;
