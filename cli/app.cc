@@ -47,12 +47,17 @@ int RunCcreplay(int argc, const char* const* argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    if (code == 0) return kExitOk;
-    if (const std::string hint = UsageHint(app, argc, argv); !hint.empty()) {
-      std::cerr << hint << "\n";
+    // An unknown command or flag: our message names the command and the
+    // nearest known name, so CLI11's own ("The following arguments were
+    // not expected: ...") would only repeat it less clearly.
+    if (e.get_exit_code() != 0) {
+      if (const std::string hint = UsageHint(app, argc, argv); !hint.empty()) {
+        std::cerr << hint << "\n";
+        return kExitUsage;
+      }
     }
-    return kExitUsage;
+    const int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitUsage;
   } catch (const std::bad_alloc&) {
     // What the budgets (hw/budget.h) did not foresee: a clean failure, not
     // an abort. Outputs are written only at the end, so none is partial.

@@ -14,6 +14,7 @@
 #include "collectives/lower.h"
 #include "collectives/workload.h"
 #include "hw/budget.h"
+#include "hw/topology.h"
 #include "replay/timeline.h"
 #include "trace/decode.h"
 #include "trace/trace_io.h"
@@ -63,6 +64,15 @@ absl::StatusOr<CollectiveSpec> SpecFrom(const LowerArgs& a, HwConfig& hw) {
     spec.topology = topo->kind;
     hw.topology = topo->kind;
     if (topo->params) hw.topology_params = *topo->params;
+    // Replay builds this topology for the trace's chips: one that cannot
+    // hold them is refused now, before a trace is written that no replay
+    // can run.
+    auto built = Topology::Build(topo->kind, a.n, hw.topology_params);
+    if (!built.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--topology '", a.topology, "' for --n ", a.n, ": ",
+          built.status().message()));
+    }
   }
   spec.cdma_engines = a.cdma;
   spec.group_size = a.group_size;

@@ -65,6 +65,9 @@ TEST_F(CliTrapsTest, UnknownCommandAndFlagSuggestTheNearest) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.out, HasSubstr("ccreplay sweep: unknown flag '--topolgy'; "
                                "did you mean '--topology'?"));
+  // Said once, in our words, not also as CLI11's "arguments were not
+  // expected".
+  EXPECT_THAT(r.out, Not(HasSubstr("not expected")));
 }
 
 // Was: lower refused torus2d:8x8 (name parser) where replay took it.
@@ -81,6 +84,18 @@ TEST_F(CliTrapsTest, LowerTakesTopologySpecsAsReplayDoes) {
       RunCcreplay("replay " + Path("t.txtpb") + " --topology torus2d:4x4");
   ASSERT_EQ(given.exit_code, 0) << given.out;
   EXPECT_EQ(given.out, r.out);
+}
+
+// Was: lower wrote a trace for a torus that cannot hold its chips, and only
+// its replay said so.
+TEST_F(CliTrapsTest, LowerRefusesATopologyThatDoesNotFitN) {
+  const auto r = RunCcreplay(
+      "lower --op allreduce --n 8 --bytes 64K --topology torus2d:3x3 -o " +
+      Path("t.pb"));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("--topology 'torus2d:3x3' for --n 8: "));
+  EXPECT_THAT(r.out, HasSubstr("3 x 3 is not the system's 8 chips"));
+  EXPECT_FALSE(std::filesystem::exists(Path("t.pb")));
 }
 
 // Was: "unknown collective 'AllReduce'" (exit 1, after reading the config)
