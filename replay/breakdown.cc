@@ -30,13 +30,99 @@ absl::string_view PathCauseName(PathCause c) {
   return "?";
 }
 
+void PathCosts::Network(Causes& b, uint32_t src, uint32_t dst, uint32_t qp,
+                        uint32_t wire, TimePs total, TimePs behind_own) const {
+  const TimePs ser = SerializationTime(
+      static_cast<uint64_t>(wire) * hw_.lane_groups, hw_.link_bytes_per_s);
+  // Along the route (Topology::Path), link by link, without building it.
+  const uint32_t flow = Topology::FlowHash(src, dst, qp);
+  TimePs flight;
+  TimePs fwd;
+  int64_t hops = 0;
+  for (uint32_t node = src; node != dst; ++hops) {
+    const uint32_t l = topo_.NextLink(node, dst, flow);
+    node = topo_.links()[l].dst;
+    flight += LinkFlight(hw_, topo_, l);
+    if (topo_.IsSwitch(node)) fwd += hw_.switch_forwarding;
+  }
+  // Clip to the measured time: the walk never attributes more than
+  // happened.
+  TimePs left = total;
+  const auto take = [&](PathCause c, TimePs d) {
+    const TimePs t = std::min(d, left);
+    Add(b, c, t);
+    left = left - t;
+  };
+  take(PathCause::kLatency, flight);
+  take(PathCause::kSwitch, fwd);
+  take(PathCause::kSerialisation,
+       ser * hops + behind_own);
+  Add(b, PathCause::kQueueing, left);
+}
+
+void PathCosts::DataPhase(Causes& b, const Instr& in, bool local,
+                          TimePs phase) const {
+  // Beyond the unloaded time the engine was held by other traffic on the
+  // link (or credit): backpressure. When the link is the slower, the
+  // engine's read of the first packet (which the link waits for) is engine
+  // time, the rest the link's.
+  const TimePs read = hw_.CdmaReadTime(in.bytes);
+  const TimePs wire = local ? TimePs::Zero() : OwnSerialisation(in);
+  if (wire > read) {
+    const TimePs fill = std::min(phase, FirstRead(in));
+    const TimePs ser = std::min(phase - fill, wire);
+    Add(b, PathCause::kEngineRead, fill);
+    Add(b, PathCause::kSerialisation, ser);
+    Add(b, PathCause::kBackpressure, phase - fill - ser);
+  } else {
+    const TimePs own = std::min(phase, read);
+    Add(b, PathCause::kEngineRead, own);
+    Add(b, PathCause::kBackpressure, phase - own);
+  }
+}
+
+void PathCosts::LastPacket(Causes& b, uint32_t chip, const Instr& in,
+                           TimePs start, TimePs end, TimePs landed) const {
+  // The last packet waits behind the instruction's own earlier packets
+  // when the engine reads faster than the link serialises.
+  const TimePs last = SerializationTime(
+      static_cast<uint64_t>(LastPacketWire(in)), hw_.link_bytes_per_s);
+  Network(b, chip, in.peer, in.qp_id, LastPacketWire(in), landed - end,
+          Max(OwnBacklog(in, start, end) - last, TimePs::Zero()));
+}
+
+TimePs PathCosts::OwnBacklog(const Instr& in, TimePs start, TimePs at) const {
+  // At least all of it less the time since its first packet could go on
+  // the link (its data phase began, plus that packet's read).
+  const TimePs left = OwnSerialisation(in) - (at - (start + FirstRead(in)));
+  return Max(left, TimePs::Zero());
+}
+
+TimePs PathCosts::OwnSerialisation(const Instr& in) const {
+  const uint64_t payload = hw_.packet_payload_bytes;
+  const uint64_t packets = (in.bytes + payload - 1) / payload;
+  return SerializationTime(in.bytes + packets * hw_.packet_header_bytes,
+                           hw_.link_bytes_per_s);
+}
+
+TimePs PathCosts::FirstRead(const Instr& in) const {
+  return hw_.CdmaReadTime(
+      std::min<uint64_t>(in.bytes, hw_.packet_payload_bytes));
+}
+
+uint32_t PathCosts::LastPacketWire(const Instr& in) const {
+  const uint64_t tail = in.bytes % hw_.packet_payload_bytes;
+  return static_cast<uint32_t>(tail == 0 ? hw_.packet_payload_bytes : tail) +
+         hw_.packet_header_bytes;
+}
+
 namespace {
 
 class Walker {
  public:
   Walker(const Program& p, const ReplayResult& r, const HwConfig& hw,
          const Topology& topo)
-      : p_(p), r_(r), hw_(hw), topo_(topo) {
+      : p_(p), r_(r), costs_(hw, topo) {
     // Global index of instruction 0 of every (chip, stream).
     base_.resize(p.num_chips);
     uint32_t g = 0;
@@ -49,6 +135,8 @@ class Walker {
   }
 
   absl::StatusOr<Breakdown> Run();
+  // The walk from instruction `last` (at its end), to time 0.
+  absl::StatusOr<Breakdown> RunFrom(uint32_t last);
 
  private:
   std::optional<uint32_t> LastInstruction() const;
@@ -69,59 +157,7 @@ class Walker {
   };
 
   const Instr& In(uint32_t g) const { return r_.InstrOf(p_, g); }
-  void Add(PathCause c, TimePs d) {
-    if (d.ps() > 0) b_.by_cause[static_cast<int>(c)] += d;
-  }
-  // Splits `total`, the time a packet of `wire` bytes took from chip `src`
-  // to chip `dst` on the flow of `qp`, along its route. `behind_own` is how
-  // long it waited, at least, behind bytes of its own flow that the first
-  // link had still to serialise: serialisation, not queueing.
-  void Network(uint32_t src, uint32_t dst, uint32_t qp, uint32_t wire,
-               TimePs total, TimePs behind_own = TimePs::Zero()) {
-    const auto path = topo_.Path(src, dst, Topology::FlowHash(src, dst, qp));
-    const TimePs ser = SerializationTime(
-        static_cast<uint64_t>(wire) * hw_.lane_groups, hw_.link_bytes_per_s);
-    TimePs flight;
-    TimePs fwd;
-    for (uint32_t l : path) {
-      flight += LinkFlight(hw_, topo_, l);
-      if (topo_.IsSwitch(topo_.links()[l].dst)) fwd += hw_.switch_forwarding;
-    }
-    // Clip to the measured time: the walk never attributes more than
-    // happened.
-    TimePs left = total;
-    const auto take = [&](PathCause c, TimePs d) {
-      const TimePs t = std::min(d, left);
-      Add(c, t);
-      left = left - t;
-    };
-    take(PathCause::kLatency, flight);
-    take(PathCause::kSwitch, fwd);
-    take(PathCause::kSerialisation,
-         ser * static_cast<int64_t>(path.size()) + behind_own);
-    Add(PathCause::kQueueing, left);
-  }
-  // The time the link needs for all of `in`'s packets (headers included).
-  TimePs OwnSerialisation(const Instr& in) const {
-    const uint64_t payload = hw_.packet_payload_bytes;
-    const uint64_t packets = (in.bytes + payload - 1) / payload;
-    return SerializationTime(in.bytes + packets * hw_.packet_header_bytes,
-                             hw_.link_bytes_per_s);
-  }
-  // How much of data instruction `g`'s serialisation was still to come at
-  // `at`: at least all of it less the time since its first packet could
-  // go on the link (its data phase began, plus that packet's read).
-  TimePs OwnBacklog(uint32_t g, TimePs at) const {
-    const Instr& in = In(g);
-    const TimePs left =
-        OwnSerialisation(in) - (at - (r_.instrs[g].start + FirstRead(in)));
-    return Max(left, TimePs::Zero());
-  }
-  // The engine's read of `in`'s first packet.
-  TimePs FirstRead(const Instr& in) const {
-    return hw_.CdmaReadTime(
-        std::min<uint64_t>(in.bytes, hw_.packet_payload_bytes));
-  }
+  void Add(PathCause c, TimePs d) { PathCosts::Add(b_.by_cause, c, d); }
   // The data instruction a RemoteMsgSend follows on its qp (write + msg:
   // the instruction before it in its stream), or kNone.
   uint32_t DataBefore(uint32_t g) const {
@@ -133,19 +169,10 @@ class Walker {
                ? g - 1
                : kNone;
   }
-  uint32_t MessageWire() const {
-    return hw_.message_payload_bytes + hw_.packet_header_bytes;
-  }
-  uint32_t LastPacketWire(const Instr& in) const {
-    const uint64_t tail = in.bytes % hw_.packet_payload_bytes;
-    return static_cast<uint32_t>(tail == 0 ? hw_.packet_payload_bytes : tail) +
-           hw_.packet_header_bytes;
-  }
 
   const Program& p_;
   const ReplayResult& r_;
-  const HwConfig& hw_;
-  const Topology& topo_;
+  PathCosts costs_;
   std::vector<std::vector<uint32_t>> base_;
   Breakdown b_;
   // Where the walk is: an instruction (global index) and which of its
@@ -178,7 +205,11 @@ absl::StatusOr<Breakdown> Walker::Run() {
   if (!last.has_value()) {
     return absl::InternalError("critical path: no stream ends at the makespan");
   }
-  g_ = *last;
+  return RunFrom(*last);
+}
+
+absl::StatusOr<Breakdown> Walker::RunFrom(uint32_t last) {
+  g_ = last;
   mode_ = Mode::kEnd;
   const uint64_t limit = 8 * r_.instrs.size() + 16;
   for (uint64_t step = 0; step < limit; ++step) {
@@ -217,41 +248,19 @@ bool Walker::Step() {
     case Mode::kEngineStart:
       EngineStart(t, in);
       return false;
-    case Mode::kDataEnd: {  // at t.end of a data phase
-      // Unloaded, the phase takes the longer of the engine reading the
-      // bytes and the link serialising them (with their headers): that is
-      // its mechanism. Beyond it the engine was held by other traffic on
-      // the link (or credit): backpressure.
-      // When the link is the slower, the engine's read of the first packet
-      // (which the link waits for) is engine time, the rest the link's.
-      const TimePs phase = t.end - t.start;
-      const TimePs read = hw_.CdmaReadTime(in.bytes);
-      const TimePs wire =
-          in.peer == t.chip ? TimePs::Zero() : OwnSerialisation(in);
-      if (wire > read) {
-        const TimePs fill = std::min(phase, FirstRead(in));
-        const TimePs ser = std::min(phase - fill, wire);
-        Add(PathCause::kEngineRead, fill);
-        Add(PathCause::kSerialisation, ser);
-        Add(PathCause::kBackpressure, phase - fill - ser);
-      } else {
-        const TimePs own = std::min(phase, read);
-        Add(PathCause::kEngineRead, own);
-        Add(PathCause::kBackpressure, phase - own);
-      }
+    case Mode::kDataEnd:  // at t.end of a data phase
+      costs_.DataPhase(b_.by_cause, in, in.peer == t.chip, t.end - t.start);
       mode_ = Mode::kEngineStart;
       return false;
-    }
     case Mode::kLanded:
       Landed(t, in);
       return false;
     case Mode::kComplete:  // at t.complete of a data-moving instruction
-      if (in.kind == OpKind::kTransfer && in.peer != t.chip) {
-        Network(in.peer, t.chip, in.qp_id, MessageWire(),
-                t.complete - t.landed);
-      } else if (in.kind == OpKind::kSend) {
-        Network(in.peer, t.chip, in.qp_id, MessageWire(),
-                t.complete - t.landed);
+      if ((in.kind == OpKind::kTransfer && in.peer != t.chip) ||
+          in.kind == OpKind::kSend) {
+        // The acknowledgement's way back.
+        costs_.Network(b_.by_cause, in.peer, t.chip, in.qp_id, costs_.MessageWire(),
+                       t.complete - t.landed);
       }
       mode_ = Mode::kLanded;
       return false;
@@ -267,7 +276,8 @@ void Walker::Counted(const InstrTiming& t, const Instr& in) {
   } else if (t.held_by != kNoCause) {
     // Counted (after the handshake) when earlier data on its qp landed.
     const TimePs data = r_.instrs[t.held_by].landed;
-    const TimePs handshake = std::min(hw_.msg_remote_latency, t.landed - data);
+    const TimePs handshake =
+        std::min(costs_.hw().msg_remote_latency, t.landed - data);
     Add(PathCause::kLatency, handshake);
     Add(PathCause::kQueueing, t.landed - data - handshake);
     g_ = t.held_by;
@@ -276,8 +286,12 @@ void Walker::Counted(const InstrTiming& t, const Instr& in) {
     Add(PathCause::kLatency, t.landed - t.arrived);  // the handshake
     // A message leaves behind its own write's packets on the same qp.
     const uint32_t data = DataBefore(g_);
-    Network(t.chip, in.peer, in.qp_id, MessageWire(), t.arrived - t.start,
-            data == kNone ? TimePs::Zero() : OwnBacklog(data, t.start));
+    costs_.Network(b_.by_cause, t.chip, in.peer, in.qp_id, costs_.MessageWire(),
+                   t.arrived - t.start,
+                   data == kNone ? TimePs::Zero()
+                                 : costs_.OwnBacklog(In(data),
+                                                     r_.instrs[data].start,
+                                                     t.start));
     mode_ = Mode::kEngineStart;
   }
 }
@@ -294,7 +308,8 @@ void Walker::EngineStart(const InstrTiming& t, const Instr& in) {
   if (cin.kind == OpKind::kReceive && in.kind == OpKind::kSend &&
       c.arrived == t.start) {
     // The Send waited for its Receive's clear-to-send.
-    Network(c.chip, cin.peer, cin.qp_id, MessageWire(), c.arrived - c.start);
+    costs_.Network(b_.by_cause, c.chip, cin.peer, cin.qp_id, costs_.MessageWire(),
+                   c.arrived - c.start);
     g_ = t.cause;
     mode_ = Mode::kEngineStart;
   } else {
@@ -314,12 +329,7 @@ void Walker::Landed(const InstrTiming& t, const Instr& in) {
   } else if (in.peer == t.chip) {
     mode_ = Mode::kDataEnd;  // a local copy lands when written
   } else {
-    // The last packet waits behind the instruction's own earlier packets
-    // when the engine reads faster than the link serialises.
-    const TimePs last = SerializationTime(
-        static_cast<uint64_t>(LastPacketWire(in)), hw_.link_bytes_per_s);
-    Network(t.chip, in.peer, in.qp_id, LastPacketWire(in), t.landed - t.end,
-            Max(OwnBacklog(g_, t.end) - last, TimePs::Zero()));
+    costs_.LastPacket(b_.by_cause, t.chip, in, t.start, t.end, t.landed);
     mode_ = Mode::kDataEnd;
   }
 }
@@ -330,8 +340,25 @@ absl::StatusOr<Breakdown> CriticalPathBreakdown(const Program& program,
                                                 const ReplayResult& result,
                                                 const HwConfig& hw,
                                                 const Topology& topology) {
+  if (result.critical_path.has_value()) return *result.critical_path;
+  return WalkCriticalPath(program, result, hw, topology);
+}
+
+absl::StatusOr<Breakdown> WalkCriticalPath(const Program& program,
+                                           const ReplayResult& result,
+                                           const HwConfig& hw,
+                                           const Topology& topology) {
   Walker w(program, result, hw, topology);
   return w.Run();
+}
+
+absl::StatusOr<Breakdown> WalkPathFrom(const Program& program,
+                                       const ReplayResult& result,
+                                       const HwConfig& hw,
+                                       const Topology& topology,
+                                       uint32_t last) {
+  Walker w(program, result, hw, topology);
+  return w.RunFrom(last);
 }
 
 }  // namespace ccreplay

@@ -22,38 +22,86 @@
 #include "hw/config.h"
 #include "hw/topology.h"
 #include "replay/engine.h"
+#include "replay/path.h"
 #include "trace/program.h"
 
 namespace ccreplay {
 
-enum class PathCause : uint8_t {
-  kStartup,        // CDMA startup of a data-moving instruction
-  kEngineRead,     // the engine reading payload at its own rate
-  kBackpressure,   // data phase beyond the engine's rate: the link is slower
-  kSerialisation,  // the critical packet's bytes on each link it crossed
-  kLatency,        // link protocol latency + propagation, message latency
-  kSwitch,         // switch forwarding latency
-  kQueueing,       // waiting for a lane group, arbitration or credit
-  kOther,          // anything the walk cannot attribute (should be zero)
+// The arithmetic of each step of the critical path: what one stretch of an
+// instruction's life costs, by mechanism. Shared by the walk over the timing
+// records (WalkCriticalPath) and the running sums the engine keeps as
+// it replays (replay/critical_path.h), so that both attribute every
+// picosecond the same way.
+class PathCosts {
+ public:
+  PathCosts(const HwConfig& hw, const Topology& topo) : hw_(hw), topo_(topo) {}
+
+  using Causes = std::array<TimePs, kNumPathCauses>;
+  // Adds `d` to cause `c` when it is positive.
+  static void Add(Causes& b, PathCause c, TimePs d) {
+    if (d.ps() > 0) b[static_cast<int>(c)] += d;
+  }
+  // Splits `total`, the time a packet of `wire` bytes took from chip `src`
+  // to chip `dst` on the flow of `qp`, along its route. `behind_own` is how
+  // long it waited, at least, behind bytes of its own flow that the first
+  // link had still to serialise: serialisation, not queueing.
+  void Network(Causes& b, uint32_t src, uint32_t dst, uint32_t qp,
+               uint32_t wire, TimePs total,
+               TimePs behind_own = TimePs::Zero()) const;
+  // A data phase of `phase` (start to end) of `in`, local or not:
+  // unloaded, it takes the longer of the engine reading the bytes and the
+  // link serialising them; beyond that, backpressure.
+  void DataPhase(Causes& b, const Instr& in, bool local,
+                 TimePs phase) const;
+  // The network time of the last packet of remote write `in`, whose data
+  // phase ran from `start` to `end`, landed at `landed`.
+  void LastPacket(Causes& b, uint32_t chip, const Instr& in, TimePs start,
+                  TimePs end, TimePs landed) const;
+  // How much of data instruction `in`'s serialisation (its data phase began
+  // at `start`) was still to come at `at`.
+  TimePs OwnBacklog(const Instr& in, TimePs start, TimePs at) const;
+  uint32_t MessageWire() const {
+    return hw_.message_payload_bytes + hw_.packet_header_bytes;
+  }
+  const HwConfig& hw() const { return hw_; }
+
+ private:
+  // The time the link needs for all of `in`'s packets (headers included).
+  TimePs OwnSerialisation(const Instr& in) const;
+  // The engine's read of `in`'s first packet.
+  TimePs FirstRead(const Instr& in) const;
+  uint32_t LastPacketWire(const Instr& in) const;
+
+  const HwConfig& hw_;
+  const Topology& topo_;
 };
-inline constexpr int kNumPathCauses = 8;
 
-absl::string_view PathCauseName(PathCause c);
-
-struct Breakdown {
-  TimePs total;  // = ReplayResult::makespan
-  std::array<TimePs, kNumPathCauses> by_cause{};
-  // Where the walk ended: the stream the critical path starts in.
-  uint32_t steps = 0;  // instructions visited
-
-  TimePs operator[](PathCause c) const { return by_cause[static_cast<int>(c)]; }
-};
-
+// Where the time of `result` went: the breakdown it summed as it ran
+// (ReplayOptions::sum_critical_path), else the walk over its timing
+// records (WalkCriticalPath). InternalError when no stream's last
+// instruction ends at the makespan.
 // REQUIRES: `result` is Replay(program, hw, topology)'s result.
 absl::StatusOr<Breakdown> CriticalPathBreakdown(const Program& program,
                                                 const ReplayResult& result,
                                                 const HwConfig& hw,
                                                 const Topology& topology);
+
+// The same breakdown walked back over the timing records once the run is
+// over: the reference the running sums are tested against
+// (tests/critical_path_test.cc).
+// REQUIRES: `result` is Replay(program, hw, topology)'s result.
+absl::StatusOr<Breakdown> WalkCriticalPath(const Program& program,
+                                           const ReplayResult& result,
+                                           const HwConfig& hw,
+                                           const Topology& topology);
+// The walk from instruction `last` (global index) at its end back to time
+// 0; `total` is left 0. For tests of every stream's sums
+// (ReplayOptions::every_stream_path).
+absl::StatusOr<Breakdown> WalkPathFrom(const Program& program,
+                                       const ReplayResult& result,
+                                       const HwConfig& hw,
+                                       const Topology& topology,
+                                       uint32_t last);
 
 }  // namespace ccreplay
 

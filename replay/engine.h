@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "hw/net_recorder.h"
 #include "hw/port.h"
 #include "hw/topology.h"
+#include "replay/path.h"
 #include "trace/program.h"
 
 namespace ccreplay {
@@ -37,6 +39,17 @@ struct ReplayOptions {
   // Told what the packet network does, for a timeline (null: nothing is
   // recorded; the fluid engine has no packets and tells it nothing).
   NetRecorder* net_recorder = nullptr;
+  // Sum the critical-path breakdown as the replay runs
+  // (replay/critical_path.h; ReplayResult::critical_path), instead of
+  // leaving it to a walk over the timing records once it is over
+  // (WalkCriticalPath). The two agree to the picosecond; the running sums
+  // cost time per instruction and are the way to a replay that keeps no
+  // timing records.
+  bool sum_critical_path = false;
+  // For tests of the critical path: also keep, per stream, the breakdown
+  // of the walk from its last instruction (ReplayResult::stream_paths).
+  // Needs sum_critical_path.
+  bool every_stream_path = false;
 };
 
 inline constexpr uint32_t kNoCause = 0xffffffffu;
@@ -127,6 +140,16 @@ struct ReplayResult {
   // Of those, the ones coalescing folded instead of dispatching.
   uint64_t coalesced_events = 0;
   uint64_t packets = 0;
+  // With ReplayOptions::sum_critical_path: where the time went on the
+  // critical path (replay/critical_path.h), summed as the replay ran;
+  // nullopt when no stream's last instruction ends at the makespan (a trace
+  // whose last stream ends by issuing a write: the walk has nowhere to
+  // start), and without that option.
+  std::optional<Breakdown> critical_path;
+  // With ReplayOptions::every_stream_path: per stream, in (chip, stream)
+  // order, the breakdown from its last instruction back (empty streams
+  // included, all zero).
+  std::vector<Breakdown> stream_paths;
 };
 
 // Replays `program` on `hw` connected as `topology`.

@@ -27,7 +27,8 @@ StreamCore::StreamCore(const Program& p, const HwConfig& hw,
       topo_(topo),
       opt_(opt),
       cdma_(hw, p.num_chips, q_),
-      engine_name_(engine_name) {}
+      engine_name_(engine_name),
+      path_(hw, topo, opt.sum_critical_path) {}
 
 absl::Status StreamCore::Flatten() {
   const uint32_t n = p_.num_chips;
@@ -62,6 +63,11 @@ absl::Status StreamCore::Flatten() {
     }
   }
   msg_.emplace(hw_, n, static_cast<uint32_t>(total), q_);
+  if (path_.on()) {
+    path_.Init(static_cast<uint32_t>(streams_.size()),
+               static_cast<uint32_t>(cdma_.engines().size()),
+               static_cast<size_t>(n) * hw_.num_qps());
+  }
   r_.chip_finish.assign(n, TimePs::Zero());
   r_.bytes_received.assign(n, 0);
   r_.bytes_local.assign(n, 0);
@@ -137,8 +143,14 @@ bool StreamCore::DispatchStream(const Event& ev, TimePs now) {
       return true;
     case kMsgLocal: {
       const Instr& in = InstrAt(ev.a);
+      const uint32_t chip = r_.instrs[ev.a].chip;
       r_.instrs[ev.a].landed = r_.instrs[ev.a].complete = now;
-      msg_->Count(r_.instrs[ev.a].chip, in.dst_qp, ev.a, now);
+      if (path_.on()) {
+        path_.Counted(PathOf(ev.a), in, chip,
+                      msg_->CounterIndex(chip, in.dst_qp), now);
+        FreeOp(ev.a);
+      }
+      msg_->Count(chip, in.dst_qp, ev.a, now);
       return true;
     }
     default:
@@ -159,6 +171,7 @@ absl::StatusOr<ReplayResult> StreamCore::Finish(TimePs now) {
   if (absl::Status s = FinishTransport(); !s.ok()) return s;
   r_.makespan = TimePs::Zero();
   for (TimePs t : r_.chip_finish) r_.makespan = Max(r_.makespan, t);
+  r_.critical_path = PathResult();
   return std::move(r_);
 }
 
@@ -168,8 +181,8 @@ void StreamCore::LocalDone(uint32_t e, TimePs now) {
   r_.bytes_local[chip] += InstrAt(g).bytes;
   r_.instrs[g].landed = now;
   FinishDataPhase(e, now);
+  if (path_.on()) path_.Landed(PathOf(g), InstrAt(g), chip, now);
   DataLanded(g, now);
-  FreeOp(g);
   CompleteOp(g, now);
 }
 
@@ -194,7 +207,13 @@ void StreamCore::Resume(uint32_t slot, TimePs now) {
         t.start = t.issue;
         t.end = now;
         const uint32_t last = msg_->last_message(st.chip, in.dst_qp);
-        if (now > t.issue) t.cause = last;
+        if (now > t.issue) {
+          t.cause = last;
+          if (last != kNone && path_.on()) {
+            path_.MsgWaitPassed(slot, st.pc,
+                                msg_->CounterIndex(st.chip, in.dst_qp));
+          }
+        }
         r_.wait_releases.push_back({g, last});
         break;
       }
@@ -205,13 +224,17 @@ void StreamCore::Resume(uint32_t slot, TimePs now) {
         }
         t.start = t.issue;
         t.end = now;
+        if (path_.on()) path_.FencePassed(slot, st.pc);
         break;
       default: {
         const uint32_t e = cdma_.Index(st.chip, in.qp_id);
         if (MovesData(in.kind)) st.outstanding++;
         if (in.kind == OpKind::kTransfer || in.kind == OpKind::kSend) {
           NewOp(g);
+        } else if (path_.on()) {
+          NewOp(g);  // the critical path keeps state for every op
         }
+        if (path_.on()) PathIssue(g, slot, now);
         if (in.kind == OpKind::kSend) {
           PairState& pair = Pair(st.chip, in.peer);
           Op(g).send_index = static_cast<uint32_t>(pair.sends.size());
@@ -244,15 +267,19 @@ void StreamCore::NewOp(uint32_t g) {
   if (free_ops_.empty()) {
     slot = static_cast<uint32_t>(ops_.size());
     ops_.emplace_back();
+    if (path_.on()) paths_.emplace_back();
   } else {
     slot = free_ops_.back();
     free_ops_.pop_back();
     ops_[slot] = OpState{};
+    if (path_.on()) paths_[slot] = OpPath{};
   }
   r_.instrs[g].held_by = slot;
 }
 
 void StreamCore::FreeOp(uint32_t g) {
+  if (r_.instrs[g].held_by == kNoCause) return;  // had no slot
+  if (path_.on()) path_.Done(PathOf(g));
   free_ops_.push_back(r_.instrs[g].held_by);
   r_.instrs[g].held_by = kNoCause;
 }
@@ -299,6 +326,7 @@ void StreamCore::StartOp(uint32_t e, uint32_t g, TimePs ready, TimePs now) {
                               : kNone;
     t.cause = recv != kNone && r_.instrs[recv].arrived == now ? recv : before;
   }
+  if (path_.on()) PathStart(e, g, now);
   switch (in.kind) {
     case OpKind::kTransfer:
     case OpKind::kSend:
@@ -330,27 +358,33 @@ void StreamCore::StartOp(uint32_t e, uint32_t g, TimePs ready, TimePs now) {
 }
 
 void StreamCore::FinishDataPhase(uint32_t e, TimePs now) {
-  r_.instrs[cdma_.EndData(e)].end = now;
+  const uint32_t g = cdma_.EndData(e);
+  r_.instrs[g].end = now;
+  if (path_.on()) {
+    path_.DataEnd(PathOf(g), InstrAt(g), cdma_.engine(e).chip, e, now);
+  }
   TryStart(e, now);
 }
 
 void StreamCore::WriteLanded(uint32_t g, TimePs now) {
   r_.instrs[g].landed = now;
+  if (path_.on()) path_.Landed(PathOf(g), InstrAt(g), ChipOf(g), now);
   if (const uint32_t recv = Op(g).match; recv != kNone) {
     // A Send: its Receive is done.
     r_.instrs[recv].landed = now;
+    if (path_.on()) path_.ReceiveLanded(PathOf(recv), now);
     CompleteOp(recv, now);
   }
   // The destination acknowledges the whole write to the source.
   SendControl(PacketKind::kAck, g, now);
   DataLanded(g, now);
-  FreeOp(g);
 }
 
 void StreamCore::MessageArrived(uint32_t g, TimePs now) {
   // Write + msg: the message counts only once every earlier data
   // instruction on its qp has landed (lane groups may reorder packets).
   r_.instrs[g].arrived = now;
+  if (path_.on()) CriticalPath::Arrived(PathOf(g), now);
   if (msg_->MayCount(g, r_.instrs[g].chip, InstrAt(g).qp_id)) {
     DeliverMessage(g, now);
   }
@@ -359,6 +393,7 @@ void StreamCore::MessageArrived(uint32_t g, TimePs now) {
 void StreamCore::CtsArrived(uint32_t g, TimePs now) {
   // At the sender (the Receive's peer) from the receiver (its chip).
   r_.instrs[g].arrived = now;
+  if (path_.on()) CriticalPath::Arrived(PathOf(g), now);
   PairState& pair = Pair(InstrAt(g).peer, r_.instrs[g].chip);
   pair.cts.push_back(g);
   const size_t idx = pair.cts.size() - 1;
@@ -373,14 +408,29 @@ void StreamCore::DeliverMessage(uint32_t op, TimePs now) {
 }
 
 void StreamCore::CountMessage(uint32_t op, TimePs now) {
+  const Instr& in = InstrAt(op);
   r_.instrs[op].landed = r_.instrs[op].complete = now;
-  msg_->Count(InstrAt(op).peer, InstrAt(op).dst_qp, op, now);
+  if (path_.on()) {
+    // The message's engine-state slot is let go; its held_by becomes the
+    // write it waited for, or none.
+    OpPath& path = PathOf(op);
+    path_.Counted(path, in, ChipOf(op),
+                  msg_->CounterIndex(in.peer, in.dst_qp), now);
+    const uint32_t held_by = path.held_by;
+    FreeOp(op);
+    r_.instrs[op].held_by = held_by;
+  }
+  msg_->Count(in.peer, in.dst_qp, op, now);
 }
 
 void StreamCore::DataLanded(uint32_t g, TimePs now) {
   msg_->DataLanded(r_.instrs[g].chip, InstrAt(g).qp_id, Op(g).data_seq,
                    [&](uint32_t m) {
-                     r_.instrs[m].held_by = g;
+                     if (path_.on()) {
+                       path_.Released(PathOf(m), PathOf(g), g, now);
+                     } else {
+                       r_.instrs[m].held_by = g;
+                     }
                      DeliverMessage(m, now);
                    });
 }
@@ -392,8 +442,87 @@ void StreamCore::CompleteOp(uint32_t g, TimePs now) {
   st.outstanding--;
   if (st.outstanding == 0 && st.wait == WaitKind::kFence) {
     r_.instrs[st.base + st.pc].cause = g;
+    if (path_.on()) {
+      path_.CompletedForFence(PathOf(g), InstrAt(g), st.chip, slot, now);
+    }
     q_.Push(now, kStreamResume, slot);
   }
+  FreeOp(g);
+}
+
+void StreamCore::PathIssue(uint32_t g, uint32_t slot, TimePs now) {
+  const StreamState& st = streams_[slot];
+  const Instr& in = st.instrs[st.pc];
+  OpPath& path = PathOf(g);
+  path_.Issue(path, slot, st.pc, now);
+  if (in.kind != OpKind::kRemoteMsgSend || st.pc == 0) return;
+  // Write + msg: a message right after a write on its qp leaves behind
+  // that write's bytes (the critical path needs when the write started;
+  // it is still in flight, issued just before).
+  const Instr& prev = st.instrs[st.pc - 1];
+  if (prev.kind == OpKind::kTransfer && prev.qp_id == in.qp_id &&
+      prev.peer != st.chip) {
+    path.after_data = true;
+    OpPath& before = PathOf(g - 1);
+    if (before.start.ps() >= 0) {
+      CriticalPath::BeforeStarted(path, before.start);
+    } else {
+      before.follower = r_.instrs[g].held_by;
+    }
+  }
+}
+
+void StreamCore::PathStart(uint32_t e, uint32_t g, TimePs now) {
+  const Instr& in = InstrAt(g);
+  OpPath& path = PathOf(g);
+  const uint32_t cause = r_.instrs[g].cause;
+  // The walk's rule (replay/breakdown.cc, EngineStart): a Send goes back
+  // through the clear-to-send of a Receive that caused it and arrived as it
+  // started; anything else that caused it is the engine's previous
+  // instruction.
+  const OpPath* cts = nullptr;
+  if (cause != kNoCause && in.kind == OpKind::kSend &&
+      InstrAt(cause).kind == OpKind::kReceive &&
+      r_.instrs[cause].held_by != kNoCause &&
+      PathOf(cause).arrived() == now) {
+    cts = &PathOf(cause);
+  }
+  path_.Start(path, in, e, now, cause != kNoCause, cts,
+              cts != nullptr ? &InstrAt(cause) : nullptr,
+              cts != nullptr ? ChipOf(cause) : 0);
+  if (in.kind == OpKind::kTransfer && path.follower != kNone) {
+    CriticalPath::BeforeStarted(paths_[path.follower], now);
+  }
+  if (in.kind == OpKind::kRemoteMsgSend && path.after_data) {
+    path_.MessageAfterData(path, InstrAt(g - 1), now);
+  }
+}
+
+std::optional<Breakdown> StreamCore::PathResult() {
+  if (!path_.on()) return std::nullopt;
+  if (opt_.every_stream_path) {
+    for (uint32_t s = 0; s < streams_.size(); ++s) {
+      r_.stream_paths.push_back(
+          streams_[s].size == 0
+              ? Breakdown{}
+              : path_.Result(s, streams_[s].size - 1, TimePs::Zero()));
+    }
+  }
+  if (r_.instrs.empty() || r_.makespan.ps() == 0) {
+    Breakdown b;
+    b.total = r_.makespan;
+    return b;
+  }
+  // The walk starts at the last instruction of the stream that finished
+  // last (the first such stream in chip order).
+  for (uint32_t s = 0; s < streams_.size(); ++s) {
+    const StreamState& st = streams_[s];
+    if (st.size == 0) continue;
+    const InstrTiming& t = r_.instrs[st.base + st.size - 1];
+    const TimePs end = t.end.ps() >= 0 ? t.end : t.issue;
+    if (end == r_.makespan) return path_.Result(s, st.size - 1, r_.makespan);
+  }
+  return std::nullopt;
 }
 
 std::string StreamCore::DescribeStuck() const {

@@ -23,6 +23,7 @@
 #include "hw/message.h"
 #include "hw/packet.h"
 #include "hw/topology.h"
+#include "replay/critical_path.h"
 #include "replay/engine.h"
 #include "trace/program.h"
 
@@ -53,19 +54,24 @@ class StreamCore {
     const Instr* instrs = nullptr;  // the program's, for this stream
   };
 
-  // Engine state of a Transfer or Send from its issue until its write has
-  // landed (the rest of an instruction's state is its timing record). The
-  // states live in a pool whose slots are reused as writes land, so its size
-  // follows the writes in flight, not the trace; the slot of instruction g
-  // is kept in r_.instrs[g].held_by, which only messages use otherwise, and
-  // is cleared when the slot is freed (Op, NewOp, FreeOp).
+  // Engine state of a Transfer or Send from its issue until it is done (its
+  // acknowledgement came back, or it was written locally); when the replay
+  // sums the critical path, of every instruction on a CDMA queue (a
+  // Receive: until its Send's data landed; a message: until it counted),
+  // with its OpPath in paths_ under the same slot. The rest of an
+  // instruction's state is its timing record. The states live in a pool
+  // whose slots are reused, so its size follows the instructions in
+  // flight, not the trace; the slot of instruction g is kept in
+  // r_.instrs[g].held_by while it is in flight (a message's own held_by is
+  // written when it counts) and cleared when the slot is freed (Op, NewOp,
+  // FreeOp).
   struct OpState {
     uint64_t remaining = 0;   // payload bytes yet to land at the destination
     uint32_t match = kNone;   // Send: its Receive
     uint32_t send_index = 0;  // Send: position among Sends of its chip pair
     uint32_t data_seq = 0;    // order among its qp's data ops
   };
-  static_assert(sizeof(OpState) <= 24, "engine state per write in flight");
+  static_assert(sizeof(OpState) <= 24, "engine state per op in flight");
 
   // Sends and clear-to-sends between one ordered pair of chips.
   struct PairState {
@@ -115,6 +121,7 @@ class StreamCore {
   // The engine state of Transfer or Send g, issued and not yet landed.
   OpState& Op(uint32_t g) { return ops_[r_.instrs[g].held_by]; }
   const OpState& Op(uint32_t g) const { return ops_[r_.instrs[g].held_by]; }
+  OpPath& PathOf(uint32_t g) { return paths_[r_.instrs[g].held_by]; }
   // The data phase of engine `e` ended: its next instruction may start.
   void FinishDataPhase(uint32_t e, TimePs now);
   // Write `g` has landed in full at its destination: its Send's Receive
@@ -139,8 +146,9 @@ class StreamCore {
   std::optional<MessageUnit> msg_;  // sized once the program is flattened
   ReplayResult r_;
   absl::Status error_;
-  std::vector<OpState> ops_;        // the pool: slots of writes in flight
+  std::vector<OpState> ops_;        // the pool: slots of ops in flight
   std::vector<uint32_t> free_ops_;  // free slots of ops_, reused last first
+  std::vector<OpPath> paths_;       // with ops_, when the path is summed
   bool drops_superseded_ = false;   // Run() asks Superseded of every event
 
  private:
@@ -154,6 +162,11 @@ class StreamCore {
   void TryStart(uint32_t e, TimePs now);
   // `ready` is when the instruction could have started at the earliest.
   void StartOp(uint32_t e, uint32_t g, TimePs ready, TimePs now);
+  // The critical path's sum at g's engine start (r_.instrs[g].cause set).
+  void PathStart(uint32_t e, uint32_t g, TimePs now);
+  // The critical path's state of CDMA instruction g, issued now by the
+  // stream in `slot` (at its pc).
+  void PathIssue(uint32_t g, uint32_t slot, TimePs now);
   // A Send's size against its Receive's; false (error_ set) on a mismatch.
   bool MatchSend(uint32_t g, uint32_t recv);
   void LocalDone(uint32_t e, TimePs now);
@@ -174,7 +187,13 @@ class StreamCore {
   void NewOp(uint32_t g);
   void FreeOp(uint32_t g);
 
+  // The critical path's sums (CriticalPath), and the breakdown they give
+  // once every stream has ended (nullopt: no stream's last instruction
+  // ends at the makespan); fills r_.stream_paths if asked.
+  std::optional<Breakdown> PathResult();
+
   std::string engine_name_;
+  CriticalPath path_;
   std::vector<StreamState> streams_;
   absl::flat_hash_map<uint64_t, PairState> pairs_;
 };

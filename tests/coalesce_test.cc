@@ -20,6 +20,7 @@
 #include "replay/timeline.h"
 #include "run_cli.h"
 #include "scratch_dir.h"
+#include "tests/path_check.h"
 #include "trace/decode.h"
 
 namespace ccreplay {
@@ -114,6 +115,9 @@ void ExpectSameRun(const RunOutcome& co, const RunOutcome& ref,
     ExpectSameLink(a.links[l], b.links[l], l);
   }
   EXPECT_EQ(TimelineJson(co.program, a), TimelineJson(ref.program, b));
+  EXPECT_EQ(ccreplay_test::PathMismatch(co.program, a, hw, *co.topology), "");
+  EXPECT_EQ(ccreplay_test::PathMismatch(ref.program, b, hw, *ref.topology),
+            "");
   auto pa = CriticalPathBreakdown(co.program, a, hw, *co.topology);
   auto pb = CriticalPathBreakdown(ref.program, b, hw, *ref.topology);
   ASSERT_TRUE(pa.ok() && pb.ok());
@@ -146,6 +150,8 @@ void CheckWorkload(const HwConfig& hw, const Workload& w, uint32_t n,
   ReplayOptions on, off;
   on.coalesce = true;
   off.coalesce = false;
+  on.sum_critical_path = off.sum_critical_path = true;
+  on.every_stream_path = off.every_stream_path = true;
   auto co = ReplayTrace(*trace, hw, TopologyChoice(hw.topology), on);
   auto ref = ReplayTrace(*trace, hw, TopologyChoice(hw.topology), off);
   ASSERT_TRUE(co.ok()) << co.status();

@@ -18,6 +18,7 @@
 #include "collectives/lower.h"
 #include "gtest/gtest.h"
 #include "hw/config_io.h"
+#include "tests/path_check.h"
 
 namespace ccreplay {
 namespace {
@@ -69,8 +70,13 @@ std::string RunOne(const HwConfig& hw, const Algo& algo, uint32_t n,
   // counters per engine per partner) is not a deadlock question.
   auto trace = LowerCollective(spec, hw);
   if (!trace.ok()) return "skip";
-  auto run = ReplayTrace(*trace, hw, std::nullopt, ReplayOptions{});
-  return run.ok() ? "" : std::string(run.status().message());
+  ReplayOptions options;
+  options.sum_critical_path = options.every_stream_path = true;
+  auto run = ReplayTrace(*trace, hw, std::nullopt, options);
+  if (!run.ok()) return std::string(run.status().message());
+  // The breakdown summed as the replay ran, against the walk.
+  return ccreplay_test::PathMismatch(run->program, run->result, hw,
+                                     *run->topology);
 }
 
 // Every algorithm on every shipped topology completes, with receive

@@ -917,7 +917,10 @@ TEST(TopologyReplayTest, InvariantsHoldOnEveryTopology) {
 }  // namespace
 }  // namespace ccreplay
 
+#include "absl/strings/str_cat.h"
 #include "replay/breakdown.h"
+#include "replay/fluid_engine.h"
+#include "tests/path_check.h"
 
 namespace ccreplay {
 namespace {
@@ -941,6 +944,75 @@ TEST(BreakdownTest, WriteThenMessageSplitsIntoItsMechanisms) {
   // The message waited behind the Transfer's 168-byte tail on the link.
   EXPECT_EQ((*b)[PathCause::kQueueing].ps(), LinkPs(168));  // 420
   EXPECT_EQ((*b)[PathCause::kOther].ps(), 0);
+}
+
+Instr LocalMsg(uint32_t qp, uint32_t dst_qp) {
+  Instr i;
+  i.kind = OpKind::kMsgSend;
+  i.qp_id = qp;
+  i.dst_qp = dst_qp;
+  return i;
+}
+
+// The breakdown the replay sums as it runs equals the walk over the
+// records (tests/path_check.h) for every kind of instruction and every
+// cause the walk follows: a Send held for its Receive's clear-to-send, a
+// Receive's landing, local copies and local messages, Fences that wait, a
+// message held for its write (four lane groups let it overtake), the
+// handshake latency, two streams on a chip, with both engines. The
+// collectives' sweeps (deadlock_sweep_test, coalesce_test) check it on every
+// lowered algorithm and config.
+TEST(BreakdownTest, RunningSumsEqualTheWalkOnEveryInstructionKind) {
+  std::vector<Program> programs;
+  // The Receive is posted late: the Send waits for its clear-to-send.
+  programs.push_back(OneStreamPerChip(
+      {{SendTo(0, 1, 5000), Fence(), RemoteMsg(0, 1, 0)},
+       {Transfer(0, 0, 3000), ReceiveFrom(0, 0, 5000), Fence(), MsgWait(0, 1)}}));
+  // A local copy and a local message, then a Fence over two qps.
+  programs.push_back(OneStreamPerChip(
+      {{Transfer(0, 0, 4000), LocalMsg(0, 1), MsgWait(1, 1), Transfer(1, 1, 900),
+        Transfer(0, 1, 2000), Fence(), RemoteMsg(0, 1, 0)},
+       {MsgWait(0, 1), Transfer(0, 0, 100), Fence()}}));
+  // Writes followed by their messages, both ways, a Fence that never waits.
+  programs.push_back(OneStreamPerChip(
+      {{Fence(), Transfer(0, 1, 20000), RemoteMsg(0, 1, 0), MsgWait(0, 1)},
+       {Transfer(0, 0, 7000), RemoteMsg(0, 0, 0), MsgWait(0, 1),
+        Transfer(0, 0, 10)}}));
+  // Two streams on chip 0.
+  Program two = OneStreamPerChip(
+      {{Transfer(0, 1, 3000), RemoteMsg(0, 1, 0)}, {MsgWait(0, 2)}});
+  two.chips[0].streams.push_back(
+      StreamProgram{1, {Transfer(1, 1, 6000), RemoteMsg(1, 1, 0), Fence()}});
+  programs.push_back(two);
+  int checked = 0;
+  for (const HwConfig& base : {OneEngineTps186(), DefaultTps186()}) {
+    for (TimePs handshake : {TimePs::Zero(), TimePs::Ns(40)}) {
+      HwConfig hw = base;
+      hw.msg_remote_latency = handshake;
+      for (size_t i = 0; i < programs.size(); ++i) {
+        for (TopologyKind kind : {TopologyKind::kRing, TopologyKind::kSwitch}) {
+          SCOPED_TRACE(absl::StrCat("program ", i, " on ", TopologyName(kind),
+                                    ", ", hw.lane_groups, " lane groups, ",
+                                    handshake.ps(), " ps handshake"));
+          auto topo = Topology::Build(kind, programs[i].num_chips);
+          ASSERT_TRUE(topo.ok());
+          ReplayOptions every;
+          every.sum_critical_path = every.every_stream_path = true;
+          ReplayOptions per_packet = every;
+          per_packet.coalesce = false;
+          for (auto r : {Replay(programs[i], hw, *topo, every),
+                         Replay(programs[i], hw, *topo, per_packet),
+                         ReplayFluid(programs[i], hw, *topo, every)}) {
+            ASSERT_TRUE(r.ok()) << r.status();
+            EXPECT_EQ(ccreplay_test::PathMismatch(programs[i], *r, hw, *topo),
+                      "");
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 2 * 2 * 4 * 2 * 3);
 }
 
 TEST(BreakdownTest, SwitchForwardingIsNamed) {

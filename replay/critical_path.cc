@@ -1,0 +1,197 @@
+#include "replay/critical_path.h"
+
+#include <algorithm>
+
+namespace ccreplay {
+
+void CriticalPath::Init(uint32_t streams, uint32_t engines, size_t counters) {
+  streams_.assign(streams, StreamPath{});
+  // Every stream starts at time 0: its start is where the walk ends, with
+  // nothing to attribute.
+  for (StreamPath& s : streams_) s.anchor = NewAnchor(PathSum{}, -1);
+  engines_.assign(engines, PathSum{});
+  counters_.assign(counters, kNone);
+}
+
+uint32_t CriticalPath::NewAnchor(const PathSum& sum, int64_t index) {
+  uint32_t id;
+  if (free_anchors_.empty()) {
+    id = static_cast<uint32_t>(anchors_.size());
+    anchors_.emplace_back();
+  } else {
+    id = free_anchors_.back();
+    free_anchors_.pop_back();
+  }
+  anchors_[id] = Anchor{sum, index, 1};
+  return id;
+}
+
+void CriticalPath::Unref(uint32_t anchor) {
+  if (--anchors_[anchor].refs == 0) free_anchors_.push_back(anchor);
+}
+
+void CriticalPath::SetAnchor(uint32_t s, const PathSum& sum, int64_t index) {
+  Unref(streams_[s].anchor);
+  streams_[s].anchor = NewAnchor(sum, index);
+}
+
+PathSum CriticalPath::IssueSum(uint32_t anchor, uint32_t index) const {
+  // From an instruction's issue the walk steps back to the previous one's
+  // end, then (no wait diverted it) its issue, and so on to the anchor's
+  // end: one step for this issue and two per instruction between.
+  const Anchor& a = anchors_[anchor];
+  PathSum b = a.sum;
+  b.steps += static_cast<uint32_t>(2 * (int64_t{index} - 1 - a.index) + 1);
+  return b;
+}
+
+void CriticalPath::Issue(OpPath& op, uint32_t s, uint32_t index, TimePs now) {
+  op.t_issue = now;
+  op.index = index;
+  op.anchor = streams_[s].anchor;
+  anchors_[op.anchor].refs++;
+}
+
+void CriticalPath::Start(OpPath& op, const Instr& in, uint32_t e, TimePs now,
+                         bool held_by_engine, const OpPath* cts,
+                         const Instr* cts_in, uint32_t cts_chip) {
+  PathSum b;
+  b.steps = 1;
+  if (cts != nullptr) {
+    // A Send held for its Receive's clear-to-send: the control packet's
+    // way, back to the Receive's engine start.
+    costs_.Network(b.by_cause, cts_chip, cts_in->peer, cts_in->qp_id,
+                   costs_.MessageWire(), cts->arrived() - cts->start);
+    b.Append(cts->sum);
+  } else if (held_by_engine) {
+    b.Append(engines_[e]);
+  } else {
+    if (MovesData(in.kind)) b.Add(PathCause::kStartup, now - op.issue());
+    b.Append(IssueSum(op.anchor, op.index));
+  }
+  op.sum = b;
+  op.start = now;
+  engines_[e] = b;
+  // A Receive keeps its anchor: its landing goes back to its issue.
+  if (in.kind != OpKind::kReceive) {
+    Unref(op.anchor);
+    op.anchor = kNone;
+  }
+}
+
+void CriticalPath::DataEnd(OpPath& op, const Instr& in, uint32_t chip,
+                           uint32_t e, TimePs now) {
+  op.t_end = now;
+  PathSum b;
+  b.steps = 1;
+  costs_.DataPhase(b.by_cause, in, in.peer == chip, now - op.start);
+  b.Append(op.sum);
+  op.sum = b;
+  // An instruction held up behind this one goes back to its data end, if
+  // the phase took any time (else to its engine start, as it is now).
+  if (now > op.start) engines_[e] = b;
+}
+
+void CriticalPath::Landed(OpPath& op, const Instr& in, uint32_t chip,
+                          TimePs now) {
+  op.t_landed = now;
+  PathSum b;
+  b.steps = 1;
+  if (in.peer != chip) {
+    costs_.LastPacket(b.by_cause, chip, in, op.start, op.end(), now);
+  }
+  b.Append(op.sum);
+  op.sum = b;
+}
+
+void CriticalPath::ReceiveLanded(OpPath& op, TimePs now) {
+  // Landed when its Send's data did; nothing links the two, so the wait
+  // is unattributed, back to its issue.
+  op.t_landed = now;
+  PathSum b;
+  b.steps = 1;
+  b.Add(PathCause::kOther, now - op.issue());
+  b.Append(IssueSum(op.anchor, op.index));
+  Unref(op.anchor);
+  op.anchor = kNone;
+  op.sum = b;
+}
+
+void CriticalPath::Counted(OpPath& op, const Instr& in, uint32_t chip,
+                           size_t counter, TimePs now) {
+  PathSum b;
+  b.steps = 1;
+  if (in.kind == OpKind::kMsgSend) {
+    b.Add(PathCause::kLatency, now - op.start);
+  } else if (op.held_by != kNone) {
+    // Counted (after the handshake) when earlier data on its qp landed.
+    const TimePs handshake =
+        std::min(costs_.hw().msg_remote_latency, now - op.held_landed());
+    b.Add(PathCause::kLatency, handshake);
+    b.Add(PathCause::kQueueing, now - op.held_landed() - handshake);
+  } else {
+    b.Add(PathCause::kLatency, now - op.arrived());  // the handshake
+    costs_.Network(b.by_cause, chip, in.peer, in.qp_id, costs_.MessageWire(),
+                   op.arrived() - op.start,
+                   op.after_data ? op.backlog() : TimePs::Zero());
+  }
+  b.Append(op.sum);
+  uint32_t& slot = counters_[counter];
+  if (slot == kNone) {
+    slot = static_cast<uint32_t>(counter_sums_.size());
+    counter_sums_.push_back(b);
+  } else {
+    counter_sums_[slot] = b;
+  }
+}
+
+void CriticalPath::CompletedForFence(const OpPath& op, const Instr& in,
+                                     uint32_t chip, uint32_t s, TimePs now) {
+  PathSum b;
+  b.steps = 1;
+  if ((in.kind == OpKind::kTransfer && in.peer != chip) ||
+      in.kind == OpKind::kSend) {
+    // The acknowledgement's way back.
+    costs_.Network(b.by_cause, in.peer, chip, in.qp_id, costs_.MessageWire(),
+                   now - op.landed());
+  }
+  b.Append(op.sum);
+  streams_[s].fence = b;
+  streams_[s].fence_waited = true;
+}
+
+void CriticalPath::MsgWaitPassed(uint32_t s, uint32_t index, size_t counter) {
+  PathSum b;
+  b.steps = 1;
+  b.Append(counter_sums_[counters_[counter]]);
+  SetAnchor(s, b, index);
+}
+
+void CriticalPath::FencePassed(uint32_t s, uint32_t index) {
+  StreamPath& sp = streams_[s];
+  if (!sp.fence_waited) return;
+  sp.fence_waited = false;
+  PathSum b;
+  b.steps = 1;
+  b.Append(sp.fence);
+  SetAnchor(s, b, index);
+}
+
+void CriticalPath::Done(OpPath& op) {
+  if (op.anchor != kNone) Unref(op.anchor);
+  op.anchor = kNone;
+}
+
+Breakdown CriticalPath::Result(uint32_t s, uint32_t last,
+                               TimePs makespan) const {
+  const Anchor& a = anchors_[streams_[s].anchor];
+  // The last instruction's end: the anchor itself, or two steps an
+  // instruction back to it.
+  Breakdown b;
+  b.total = makespan;
+  b.by_cause = a.sum.by_cause;
+  b.steps = a.sum.steps + static_cast<uint32_t>(2 * (int64_t{last} - a.index));
+  return b;
+}
+
+}  // namespace ccreplay
