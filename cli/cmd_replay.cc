@@ -228,6 +228,12 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
     };
   }
   opt.coalesce = !a.no_coalesce;
+  // Timing records for the timeline, which draws every instruction; the
+  // reports need none (the breakdown is then summed as the replay runs),
+  // and a lean replay is used where it holds less (PreferLeanReplay).
+  opt.keep_records =
+      !a.timeline.empty() || !input->program.ok() ||
+      !PreferLeanReplay(*input->program);
   std::optional<TimelineRecorder> recorder;
   if (!a.timeline.empty()) {
     opt.net_recorder = &recorder.emplace(*filter, *hw);

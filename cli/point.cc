@@ -126,6 +126,9 @@ absl::StatusOr<PointResult> RunPoint(const HwConfig& base_hw,
   }
   ReplayOptions options;
   options.max_events = budget.EventLimit();  // the estimate is not exact
+  // No timing records where a lean replay holds less: the breakdown is
+  // then summed as it runs.
+  options.keep_records = !PreferLeanReplay(*program);
   auto result = Replay(*program, hw, *topology, options);
   if (!result.ok()) return Where(where, result.status());
   auto breakdown = CriticalPathBreakdown(*program, *result, hw, *topology);

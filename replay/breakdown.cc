@@ -341,6 +341,11 @@ absl::StatusOr<Breakdown> CriticalPathBreakdown(const Program& program,
                                                 const HwConfig& hw,
                                                 const Topology& topology) {
   if (result.critical_path.has_value()) return *result.critical_path;
+  if (result.instrs.empty() && result.makespan.ps() != 0) {
+    // A lean replay (no timing records) summed its path and found no
+    // start, as the walk would not.
+    return absl::InternalError("critical path: no stream ends at the makespan");
+  }
   return WalkCriticalPath(program, result, hw, topology);
 }
 

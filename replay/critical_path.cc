@@ -60,17 +60,27 @@ void CriticalPath::Start(OpPath& op, const Instr& in, uint32_t e, TimePs now,
   if (cts != nullptr) {
     // A Send held for its Receive's clear-to-send: the control packet's
     // way, back to the Receive's engine start.
+    const StartedPath& c = started_[cts->started];
     costs_.Network(b.by_cause, cts_chip, cts_in->peer, cts_in->qp_id,
-                   costs_.MessageWire(), cts->arrived() - cts->start);
-    b.Append(cts->sum);
+                   costs_.MessageWire(), c.t_end - c.start);
+    b.Append(c.sum);
   } else if (held_by_engine) {
     b.Append(engines_[e]);
   } else {
-    if (MovesData(in.kind)) b.Add(PathCause::kStartup, now - op.issue());
+    if (MovesData(in.kind)) b.Add(PathCause::kStartup, now - op.t_issue);
     b.Append(IssueSum(op.anchor, op.index));
   }
-  op.sum = b;
-  op.start = now;
+  StartedPath sp;
+  sp.sum = b;
+  sp.start = now;
+  if (free_started_.empty()) {
+    op.started = static_cast<uint32_t>(started_.size());
+    started_.push_back(sp);
+  } else {
+    op.started = free_started_.back();
+    free_started_.pop_back();
+    started_[op.started] = sp;
+  }
   engines_[e] = b;
   // A Receive keeps its anchor: its landing goes back to its issue.
   if (in.kind != OpKind::kReceive) {
@@ -81,61 +91,65 @@ void CriticalPath::Start(OpPath& op, const Instr& in, uint32_t e, TimePs now,
 
 void CriticalPath::DataEnd(OpPath& op, const Instr& in, uint32_t chip,
                            uint32_t e, TimePs now) {
-  op.t_end = now;
+  StartedPath& sp = started_[op.started];
+  sp.t_end = now;
   PathSum b;
   b.steps = 1;
-  costs_.DataPhase(b.by_cause, in, in.peer == chip, now - op.start);
-  b.Append(op.sum);
-  op.sum = b;
+  costs_.DataPhase(b.by_cause, in, in.peer == chip, now - sp.start);
+  b.Append(sp.sum);
+  sp.sum = b;
   // An instruction held up behind this one goes back to its data end, if
   // the phase took any time (else to its engine start, as it is now).
-  if (now > op.start) engines_[e] = b;
+  if (now > sp.start) engines_[e] = b;
 }
 
 void CriticalPath::Landed(OpPath& op, const Instr& in, uint32_t chip,
                           TimePs now) {
-  op.t_landed = now;
+  StartedPath& sp = started_[op.started];
+  sp.t_landed = now;
   PathSum b;
   b.steps = 1;
   if (in.peer != chip) {
-    costs_.LastPacket(b.by_cause, chip, in, op.start, op.end(), now);
+    costs_.LastPacket(b.by_cause, chip, in, sp.start, sp.t_end, now);
   }
-  b.Append(op.sum);
-  op.sum = b;
+  b.Append(sp.sum);
+  sp.sum = b;
 }
 
 void CriticalPath::ReceiveLanded(OpPath& op, TimePs now) {
   // Landed when its Send's data did; nothing links the two, so the wait
   // is unattributed, back to its issue.
-  op.t_landed = now;
+  StartedPath& sp = started_[op.started];
+  sp.t_landed = now;
   PathSum b;
   b.steps = 1;
-  b.Add(PathCause::kOther, now - op.issue());
+  b.Add(PathCause::kOther, now - op.t_issue);
   b.Append(IssueSum(op.anchor, op.index));
   Unref(op.anchor);
   op.anchor = kNone;
-  op.sum = b;
+  sp.sum = b;
 }
 
 void CriticalPath::Counted(OpPath& op, const Instr& in, uint32_t chip,
                            size_t counter, TimePs now) {
+  const StartedPath& sp = started_[op.started];
   PathSum b;
   b.steps = 1;
   if (in.kind == OpKind::kMsgSend) {
-    b.Add(PathCause::kLatency, now - op.start);
-  } else if (op.held_by != kNone) {
+    b.Add(PathCause::kLatency, now - sp.start);
+  } else if (sp.held_by != kNone) {
     // Counted (after the handshake) when earlier data on its qp landed.
     const TimePs handshake =
-        std::min(costs_.hw().msg_remote_latency, now - op.held_landed());
+        std::min(costs_.hw().msg_remote_latency, now - sp.t_landed);
     b.Add(PathCause::kLatency, handshake);
-    b.Add(PathCause::kQueueing, now - op.held_landed() - handshake);
+    b.Add(PathCause::kQueueing, now - sp.t_landed - handshake);
   } else {
-    b.Add(PathCause::kLatency, now - op.arrived());  // the handshake
+    b.Add(PathCause::kLatency, now - sp.t_end);  // the handshake
     costs_.Network(b.by_cause, chip, in.peer, in.qp_id, costs_.MessageWire(),
-                   op.arrived() - op.start,
-                   op.after_data ? op.backlog() : TimePs::Zero());
+                   sp.t_end - sp.start,
+                   op.after_data ? op.t_issue : TimePs::Zero());
   }
-  b.Append(op.sum);
+  b.Append(sp.sum);
   uint32_t& slot = counters_[counter];
   if (slot == kNone) {
     slot = static_cast<uint32_t>(counter_sums_.size());
@@ -149,13 +163,14 @@ void CriticalPath::CompletedForFence(const OpPath& op, const Instr& in,
                                      uint32_t chip, uint32_t s, TimePs now) {
   PathSum b;
   b.steps = 1;
+  const StartedPath& sp = started_[op.started];
   if ((in.kind == OpKind::kTransfer && in.peer != chip) ||
       in.kind == OpKind::kSend) {
     // The acknowledgement's way back.
     costs_.Network(b.by_cause, in.peer, chip, in.qp_id, costs_.MessageWire(),
-                   now - op.landed());
+                   now - sp.t_landed);
   }
-  b.Append(op.sum);
+  b.Append(sp.sum);
   streams_[s].fence = b;
   streams_[s].fence_waited = true;
 }
@@ -180,6 +195,8 @@ void CriticalPath::FencePassed(uint32_t s, uint32_t index) {
 void CriticalPath::Done(OpPath& op) {
   if (op.anchor != kNone) Unref(op.anchor);
   op.anchor = kNone;
+  if (op.started != kNone) free_started_.push_back(op.started);
+  op.started = kNone;
 }
 
 Breakdown CriticalPath::Result(uint32_t s, uint32_t last,

@@ -48,40 +48,39 @@ struct PathSum {
   }
 };
 
-// What the path needs of an instruction on a CDMA queue, from its issue
-// until it is done (StreamCore::OpState carries one). Four times serve
-// every kind, each kind reading its own (a time a kind no longer needs is
-// reused), so that the state of an instruction in flight stays small.
+// What the path needs of an instruction on a CDMA queue from its issue
+// until it is done (StreamCore keeps one beside its engine state). Small:
+// a stream may issue thousands at once; what a started one needs more is
+// in CriticalPath's pool (StartedPath).
 struct OpPath {
-  // The sum at the last point of its life reached: engine start, data end,
-  // landing. A message released by a write: that write's, at its landing.
-  PathSum sum;
-  // All: its issue (until it starts; a Receive's until it lands). A
-  // RemoteMsgSend once started: how far behind its write's bytes it left.
+  // Its issue (a Receive's is read when it lands). A RemoteMsgSend once
+  // started: how far behind its write's bytes it left (after_data).
   TimePs t_issue;
-  TimePs start{-1};
-  // A write: its data phase ended. A message or Receive: it (its
-  // clear-to-send) arrived.
-  TimePs t_end;
-  // A write or Receive: it landed. A RemoteMsgSend: until it starts, when
-  // the write before it on its qp started (-1: not yet); once released by
-  // a write, when that write landed.
-  TimePs t_landed{-1};
+  // A RemoteMsgSend right after a write on its qp: when that write started
+  // (-1: not yet).
+  TimePs before_start{-1};
   uint32_t anchor = kNone;  // its stream's anchor when it was issued
   uint32_t index = 0;       // its index in the stream
   // A Transfer whose next instruction is a RemoteMsgSend on its qp that
   // was issued before it started: that message's engine-state slot.
   uint32_t follower = kNone;
-  uint32_t held_by = kNone;  // a message held for a write: the write
+  uint32_t started = kNone;  // once started: its StartedPath
   bool after_data = false;   // a RemoteMsgSend right after a write on its qp
+};
 
-  TimePs issue() const { return t_issue; }
-  TimePs backlog() const { return t_issue; }
-  TimePs end() const { return t_end; }
-  TimePs arrived() const { return t_end; }
-  TimePs landed() const { return t_landed; }
-  TimePs before_start() const { return t_landed; }
-  TimePs held_landed() const { return t_landed; }
+// The rest, from its engine start until it is done.
+struct StartedPath {
+  // Its sum at the last point of its life reached: engine start, data end,
+  // landing; a message released by a write: that write's, at its landing.
+  PathSum sum;
+  TimePs start;
+  // A write: its data phase ended. A message or Receive: it (its
+  // clear-to-send) arrived.
+  TimePs t_end;
+  // A write or Receive: it landed. A message released by a write: when
+  // that write landed.
+  TimePs t_landed;
+  uint32_t held_by = kNone;  // a message held for a write: the write
 };
 
 class CriticalPath {
@@ -103,14 +102,26 @@ class CriticalPath {
              bool held_by_engine, const OpPath* cts, const Instr* cts_in,
              uint32_t cts_chip);
   // A RemoteMsgSend's write before it started at `now` (follower slot).
-  static void BeforeStarted(OpPath& msg, TimePs now) { msg.t_landed = now; }
+  static void BeforeStarted(OpPath& msg, TimePs now) { msg.before_start = now; }
   // RemoteMsgSend `msg` started at `now`, right after write `before_in` on
   // its qp: how far behind that write's bytes it leaves.
   void MessageAfterData(OpPath& msg, const Instr& before_in, TimePs now) const {
-    msg.t_issue = costs_.OwnBacklog(before_in, msg.before_start(), now);
+    msg.t_issue = costs_.OwnBacklog(before_in, msg.before_start, now);
   }
-  // A message or clear-to-send arrived.
-  static void Arrived(OpPath& op, TimePs now) { op.t_end = now; }
+  // A started message or clear-to-send arrived.
+  void Arrived(const OpPath& op, TimePs now) { started_[op.started].t_end = now; }
+  // When a started op started, and when a started message or clear-to-send
+  // arrived (-1: not started / not arrived).
+  TimePs StartOf(const OpPath& op) const {
+    return op.started == kNone ? TimePs(-1) : started_[op.started].start;
+  }
+  TimePs ArrivedAt(const OpPath& op) const {
+    return op.started == kNone ? TimePs(-1) : started_[op.started].t_end;
+  }
+  // A message's write that released it (kNone: none).
+  uint32_t HeldBy(const OpPath& op) const {
+    return op.started == kNone ? kNone : started_[op.started].held_by;
+  }
   // Data phase of `op` on engine `e` (chip `chip`) ended at `now`.
   void DataEnd(OpPath& op, const Instr& in, uint32_t chip, uint32_t e,
                TimePs now);
@@ -120,11 +131,12 @@ class CriticalPath {
   // A Receive landed (its Send's write did) at `now`.
   void ReceiveLanded(OpPath& op, TimePs now);
   // Message `msg` may now count because write `by` landed.
-  static void Released(OpPath& msg, const OpPath& by, uint32_t by_g,
-                       TimePs now) {
-    msg.sum = by.sum;
-    msg.held_by = by_g;
-    msg.t_landed = now;
+  void Released(const OpPath& msg, const OpPath& by, uint32_t by_g,
+                TimePs now) {
+    StartedPath& m = started_[msg.started];
+    m.sum = started_[by.started].sum;
+    m.held_by = by_g;
+    m.t_landed = now;
   }
   // Message `op` counted at `now` on counter `counter`.
   void Counted(OpPath& op, const Instr& in, uint32_t chip, size_t counter,
@@ -165,6 +177,8 @@ class CriticalPath {
   std::vector<Anchor> anchors_;
   std::vector<uint32_t> free_anchors_;
   std::vector<StreamPath> streams_;
+  std::vector<StartedPath> started_;  // of started ops (OpPath::started)
+  std::vector<uint32_t> free_started_;
   std::vector<PathSum> engines_;     // the last started op's sum
   std::vector<uint32_t> counters_;   // index into counter_sums_, or kNone
   std::vector<PathSum> counter_sums_;

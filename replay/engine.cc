@@ -1,5 +1,6 @@
 #include "replay/engine.h"
 
+#include <algorithm>
 #include <limits>
 #include <optional>
 #include <string>
@@ -60,7 +61,7 @@ class Sim : public StreamCore {
   void StartData(uint32_t e, uint32_t g, TimePs now) override {
     const Instr& in = InstrAt(g);
     if (in.peer != ChipOf(g)) net_.coalescer().ExpectData(g, in.bytes);
-    const uint32_t state = r_.instrs[g].held_by;
+    const uint32_t state = Core(g).held_by;
     ops_[state].remaining = in.bytes;
     cdma_.BeginData(e, g, in.peer, in.qp_id, in.dst_addr, in.bytes, now,
                     state);
@@ -204,6 +205,27 @@ std::string Sim::NetworkStuck() const {
 }
 
 }  // namespace
+
+bool PreferLeanReplay(const Program& program) {
+  uint64_t instrs = 0;
+  uint64_t in_flight = 0;
+  for (const ChipProgram& c : program.chips) {
+    for (const StreamProgram& s : c.streams) {
+      instrs += s.instrs.size();
+      uint64_t run = 0;
+      uint64_t most = 0;
+      for (const Instr& in : s.instrs) {
+        if (UsesQp(in.kind)) {
+          most = std::max(most, ++run);
+        } else {
+          run = 0;
+        }
+      }
+      in_flight += 2 * most;
+    }
+  }
+  return 4 * in_flight < instrs;
+}
 
 absl::StatusOr<ReplayResult> Replay(const Program& program, const HwConfig& hw,
                                     const Topology& topology,

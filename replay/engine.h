@@ -50,16 +50,40 @@ struct ReplayOptions {
   // of the walk from its last instruction (ReplayResult::stream_paths).
   // Needs sum_critical_path.
   bool every_stream_path = false;
+  // Keep every instruction's timing record (ReplayResult::instrs), which
+  // the timeline, calibrate and the walk over the records read. false: a
+  // lean replay, 16 bytes an instruction instead of 64 (its InstrCore),
+  // with the breakdown summed as it runs (sum_critical_path is implied) and
+  // no MsgWait releases (ReplayResult::wait_releases, a timeline's). Every
+  // other result is the same.
+  bool keep_records = true;
 };
 
 inline constexpr uint32_t kNoCause = 0xffffffffu;
 
+// What the replay keeps of every instruction while it runs, with or without
+// timing records (ReplayOptions::keep_records): where it is, and its
+// engine-state slot while it is in flight.
+struct InstrCore {
+  uint32_t chip = 0;
+  uint32_t stream = 0;  // index into the chip's streams
+  // A message counted after it arrived: the data instruction (earlier on its
+  // qp) whose landing released it. kNoCause for every other kind once the
+  // run is over (while an instruction is in flight, the engine keeps its
+  // state slot here: replay/stream_core.h, OpState).
+  uint32_t held_by = kNoCause;
+  // What held this instruction up, for the critical path (kNoCause if
+  // nothing did): MsgWait: the message that completed its count; Fence: the
+  // last instruction to complete; an instruction on a CDMA queue that
+  // started later than it was ready: the instruction the engine finished
+  // just before (or, for a Send, the Receive whose clear-to-send arrived).
+  uint32_t cause = kNoCause;
+};
+
 // What happened to one instruction. Times are absolute; a field that does not
 // apply to the kind is -1 ps. 64 bytes, a cache line: its index in the
 // stream and its kind are not kept (ReplayResult::IndexInStream, InstrOf).
-struct InstrTiming {
-  uint32_t chip = 0;
-  uint32_t stream = 0;  // index into the chip's streams
+struct InstrTiming : InstrCore {
   // When the stream reached the instruction (for waits: started waiting).
   TimePs issue{-1};
   // Data-moving: first byte leaves the engine (after the startup latency).
@@ -77,17 +101,6 @@ struct InstrTiming {
   // Messages: when the packet arrived, before any wait for earlier data on
   // its qp (landed is when it was counted).
   TimePs arrived{-1};
-  // What held this instruction up, for the critical path (kNoCause if
-  // nothing did): MsgWait: the message that completed its count; Fence: the
-  // last instruction to complete; an instruction on a CDMA queue that
-  // started later than it was ready: the instruction the engine finished
-  // just before (or, for a Send, the Receive whose clear-to-send arrived).
-  uint32_t cause = kNoCause;
-  // A message counted after it arrived: the data instruction (earlier on its
-  // qp) whose landing released it. kNoCause for every other kind once the
-  // run is over (while a Transfer or Send is in flight, the engine keeps its
-  // state slot here: replay/stream_core.h, OpState).
-  uint32_t held_by = kNoCause;
 };
 static_assert(sizeof(InstrTiming) == 64, "one timing record, one cache line");
 
@@ -151,6 +164,18 @@ struct ReplayResult {
   // included, all zero).
   std::vector<Breakdown> stream_paths;
 };
+
+// Whether `program` is better replayed without timing records
+// (ReplayOptions::keep_records = false; the results are the same): a lean
+// replay keeps 16 bytes an instruction instead of 64, but about 170 bytes
+// for each instruction on a CDMA queue at the same time (its engine state
+// and its part of the critical path), so it pays where few are in flight
+// at once. Their estimate: per stream, twice the most CDMA instructions
+// between two waits (MsgWait or Fence: the run being issued and the one
+// before it finishing); lean when the sum over all streams is under a
+// quarter of the instructions (docs/architecture.md, "Memory per
+// instruction").
+bool PreferLeanReplay(const Program& program);
 
 // Replays `program` on `hw` connected as `topology`.
 // REQUIRES: program was produced by ValidateAndDecode against `hw`, and

@@ -248,7 +248,7 @@ TimePs FluidSim::PathTime(const std::vector<uint32_t>& links,
 
 void FluidSim::StartFlow(uint32_t e, uint32_t g, TimePs now) {
   const Instr& in = InstrAt(g);
-  const uint32_t chip = r_.instrs[g].chip;
+  const uint32_t chip = ChipOf(g);
   const Wire wire = WireOf(hw_, in.bytes);
   std::vector<uint32_t> links = Route(chip, in.peer, in.qp_id);
   ActiveFlow f;

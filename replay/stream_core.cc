@@ -28,7 +28,9 @@ StreamCore::StreamCore(const Program& p, const HwConfig& hw,
       opt_(opt),
       cdma_(hw, p.num_chips, q_),
       engine_name_(engine_name),
-      path_(hw, topo, opt.sum_critical_path) {}
+      records_(opt.keep_records),
+      // A lean replay reports the breakdown from its running sums.
+      path_(hw, topo, opt.sum_critical_path || !opt.keep_records) {}
 
 absl::Status StreamCore::Flatten() {
   const uint32_t n = p_.num_chips;
@@ -41,7 +43,13 @@ absl::Status StreamCore::Flatten() {
         absl::StrCat("trace has ", total, " instructions; at most ", kNone - 1,
                      " are supported"));
   }
-  ReserveOnHugePages(r_.instrs, total);  // filled below, in one pass
+  // Filled below, in one pass.
+  if (records_) {
+    ReserveOnHugePages(r_.instrs, total);
+  } else {
+    ReserveOnHugePages(core_, total);
+  }
+  uint32_t g = 0;
   r_.chip_first_stream.reserve(n);
   for (uint32_t c = 0; c < n; ++c) {
     r_.chip_first_stream.push_back(static_cast<uint32_t>(streams_.size()));
@@ -50,14 +58,16 @@ absl::Status StreamCore::Flatten() {
       StreamState st;
       st.chip = c;
       st.stream = s;
-      st.base = static_cast<uint32_t>(r_.instrs.size());
+      st.base = g;
       st.size = static_cast<uint32_t>(streams[s].instrs.size());
       st.instrs = streams[s].instrs.data();
       for (uint32_t i = 0; i < st.size; ++i) {
-        InstrTiming& t = r_.instrs.emplace_back();
+        InstrCore& t =
+            records_ ? r_.instrs.emplace_back() : core_.emplace_back();
         t.chip = c;
         t.stream = s;
       }
+      g += st.size;
       r_.stream_first.push_back(st.base);
       streams_.push_back(st);
     }
@@ -143,8 +153,9 @@ bool StreamCore::DispatchStream(const Event& ev, TimePs now) {
       return true;
     case kMsgLocal: {
       const Instr& in = InstrAt(ev.a);
-      const uint32_t chip = r_.instrs[ev.a].chip;
-      r_.instrs[ev.a].landed = r_.instrs[ev.a].complete = now;
+      const uint32_t chip = ChipOf(ev.a);
+      Stamp(ev.a, &InstrTiming::landed, now);
+      Stamp(ev.a, &InstrTiming::complete, now);
       if (path_.on()) {
         path_.Counted(PathOf(ev.a), in, chip,
                       msg_->CounterIndex(chip, in.dst_qp), now);
@@ -179,7 +190,7 @@ void StreamCore::LocalDone(uint32_t e, TimePs now) {
   const uint32_t g = cdma_.engine(e).current;
   const uint32_t chip = cdma_.engine(e).chip;
   r_.bytes_local[chip] += InstrAt(g).bytes;
-  r_.instrs[g].landed = now;
+  Stamp(g, &InstrTiming::landed, now);
   FinishDataPhase(e, now);
   if (path_.on()) path_.Landed(PathOf(g), InstrAt(g), chip, now);
   DataLanded(g, now);
@@ -193,8 +204,12 @@ void StreamCore::Resume(uint32_t slot, TimePs now) {
   while (st.pc < st.size) {
     const uint32_t g = st.base + st.pc;
     const Instr& in = st.instrs[st.pc];
-    InstrTiming& t = r_.instrs[g];
-    if (t.issue.ps() < 0) t.issue = now;
+    if (st.pc_issue.ps() < 0) {
+      st.pc_issue = now;
+      Stamp(g, &InstrTiming::issue, now);
+      if (st.pc + 1 == st.size) st.last_end = now;
+    }
+    const TimePs issue = st.pc_issue;
     switch (in.kind) {
       case OpKind::kMsgWait: {
         uint32_t& c = msg_->counter(st.chip, in.dst_qp);
@@ -204,17 +219,17 @@ void StreamCore::Resume(uint32_t slot, TimePs now) {
           return;
         }
         c -= in.count;
-        t.start = t.issue;
-        t.end = now;
+        Stamp(g, &InstrTiming::start, issue);
+        StampEnd(g, now);
         const uint32_t last = msg_->last_message(st.chip, in.dst_qp);
-        if (now > t.issue) {
-          t.cause = last;
+        if (now > issue) {
+          Core(g).cause = last;
           if (last != kNone && path_.on()) {
             path_.MsgWaitPassed(slot, st.pc,
                                 msg_->CounterIndex(st.chip, in.dst_qp));
           }
         }
-        r_.wait_releases.push_back({g, last});
+        if (records_) r_.wait_releases.push_back({g, last});
         break;
       }
       case OpKind::kFence:
@@ -222,8 +237,8 @@ void StreamCore::Resume(uint32_t slot, TimePs now) {
           st.wait = WaitKind::kFence;
           return;
         }
-        t.start = t.issue;
-        t.end = now;
+        Stamp(g, &InstrTiming::start, issue);
+        StampEnd(g, now);
         if (path_.on()) path_.FencePassed(slot, st.pc);
         break;
       default: {
@@ -246,6 +261,7 @@ void StreamCore::Resume(uint32_t slot, TimePs now) {
       }
     }
     st.pc++;
+    st.pc_issue = TimePs(-1);
   }
   st.wait = WaitKind::kDone;
   r_.chip_finish[st.chip] = Max(r_.chip_finish[st.chip], now);
@@ -258,7 +274,7 @@ const StreamCore::PairState* StreamCore::FindPair(uint32_t src,
 }
 
 bool StreamCore::SendReady(uint32_t g) const {
-  const PairState* pair = FindPair(r_.instrs[g].chip, InstrAt(g).peer);
+  const PairState* pair = FindPair(ChipOf(g), InstrAt(g).peer);
   return pair != nullptr && pair->cts.size() > Op(g).send_index;
 }
 
@@ -274,14 +290,15 @@ void StreamCore::NewOp(uint32_t g) {
     ops_[slot] = OpState{};
     if (path_.on()) paths_[slot] = OpPath{};
   }
-  r_.instrs[g].held_by = slot;
+  Core(g).held_by = slot;
 }
 
 void StreamCore::FreeOp(uint32_t g) {
-  if (r_.instrs[g].held_by == kNoCause) return;  // had no slot
-  if (path_.on()) path_.Done(PathOf(g));
-  free_ops_.push_back(r_.instrs[g].held_by);
-  r_.instrs[g].held_by = kNoCause;
+  InstrCore& c = Core(g);
+  if (c.held_by == kNoCause) return;  // had no slot
+  if (path_.on()) path_.Done(paths_[c.held_by]);
+  free_ops_.push_back(c.held_by);
+  c.held_by = kNoCause;
 }
 
 void StreamCore::TryStart(uint32_t e, TimePs now) {
@@ -290,7 +307,9 @@ void StreamCore::TryStart(uint32_t e, TimePs now) {
       [this](uint32_t g) {
         const Instr& in = InstrAt(g);
         QueuedOp op;
-        op.issue = r_.instrs[g].issue;
+        // Its issue: in its critical-path state when the path is summed
+        // (every op on a queue has one), else in its timing record.
+        op.issue = path_.on() ? PathOf(g).t_issue : r_.instrs[g].issue;
         op.moves_data = MovesData(in.kind);
         op.blocked = in.kind == OpKind::kSend && !SendReady(g);
         return op;
@@ -303,8 +322,8 @@ bool StreamCore::MatchSend(uint32_t g, uint32_t recv) {
   const Instr& rin = InstrAt(recv);
   if (rin.bytes != in.bytes) {
     error_ = absl::InvalidArgumentError(
-        absl::StrCat(r_.PlaceOf(p_, g), " sends ", in.bytes,
-                     " bytes but its matching ", r_.PlaceOf(p_, recv),
+        absl::StrCat(PlaceOf(g), " sends ", in.bytes,
+                     " bytes but its matching ", PlaceOf(recv),
                      " expects ", rin.bytes));
     return false;
   }
@@ -314,19 +333,23 @@ bool StreamCore::MatchSend(uint32_t g, uint32_t recv) {
 
 void StreamCore::StartOp(uint32_t e, uint32_t g, TimePs ready, TimePs now) {
   const Instr& in = InstrAt(g);
-  InstrTiming& t = r_.instrs[g];
   const uint32_t chip = cdma_.engine(e).chip;
-  t.start = now;
+  Stamp(g, &InstrTiming::start, now);
   const uint32_t before = cdma_.NoteStart(e, g, MovesData(in.kind), now);
+  uint32_t cause = kNoCause;
   if (now > ready) {
     // Held up past its readiness: by a Send's clear-to-send arriving now,
     // or else by the engine finishing the instruction before it.
     const uint32_t recv = in.kind == OpKind::kSend
                               ? Pair(chip, in.peer).cts[Op(g).send_index]
                               : kNone;
-    t.cause = recv != kNone && r_.instrs[recv].arrived == now ? recv : before;
+    const TimePs cts = recv == kNone ? TimePs(-1)
+                       : path_.on()  ? path_.ArrivedAt(PathOf(recv))
+                                     : r_.instrs[recv].arrived;
+    cause = recv != kNone && cts == now ? recv : before;
+    Core(g).cause = cause;
   }
-  if (path_.on()) PathStart(e, g, now);
+  if (path_.on()) PathStart(e, g, cause, now);
   switch (in.kind) {
     case OpKind::kTransfer:
     case OpKind::kSend:
@@ -341,15 +364,15 @@ void StreamCore::StartOp(uint32_t e, uint32_t g, TimePs ready, TimePs now) {
       // The receive is posted: a clear-to-send goes to the sender. The
       // engine is free again at once; the data arrives later.
       SendControl(PacketKind::kCts, g, now);
-      t.end = now;
+      StampEnd(g, now);
       return;
     case OpKind::kRemoteMsgSend:
       msg_->MessageSent(g, chip, in.qp_id);
       SendControl(PacketKind::kMsg, g, now);
-      t.end = now;
+      StampEnd(g, now);
       return;
     case OpKind::kMsgSend:
-      t.end = now;
+      StampEnd(g, now);
       msg_->SendLocal(g, now);
       return;
     default:
@@ -359,7 +382,7 @@ void StreamCore::StartOp(uint32_t e, uint32_t g, TimePs ready, TimePs now) {
 
 void StreamCore::FinishDataPhase(uint32_t e, TimePs now) {
   const uint32_t g = cdma_.EndData(e);
-  r_.instrs[g].end = now;
+  StampEnd(g, now);
   if (path_.on()) {
     path_.DataEnd(PathOf(g), InstrAt(g), cdma_.engine(e).chip, e, now);
   }
@@ -367,11 +390,11 @@ void StreamCore::FinishDataPhase(uint32_t e, TimePs now) {
 }
 
 void StreamCore::WriteLanded(uint32_t g, TimePs now) {
-  r_.instrs[g].landed = now;
+  Stamp(g, &InstrTiming::landed, now);
   if (path_.on()) path_.Landed(PathOf(g), InstrAt(g), ChipOf(g), now);
   if (const uint32_t recv = Op(g).match; recv != kNone) {
     // A Send: its Receive is done.
-    r_.instrs[recv].landed = now;
+    Stamp(recv, &InstrTiming::landed, now);
     if (path_.on()) path_.ReceiveLanded(PathOf(recv), now);
     CompleteOp(recv, now);
   }
@@ -383,18 +406,18 @@ void StreamCore::WriteLanded(uint32_t g, TimePs now) {
 void StreamCore::MessageArrived(uint32_t g, TimePs now) {
   // Write + msg: the message counts only once every earlier data
   // instruction on its qp has landed (lane groups may reorder packets).
-  r_.instrs[g].arrived = now;
-  if (path_.on()) CriticalPath::Arrived(PathOf(g), now);
-  if (msg_->MayCount(g, r_.instrs[g].chip, InstrAt(g).qp_id)) {
+  Stamp(g, &InstrTiming::arrived, now);
+  if (path_.on()) path_.Arrived(PathOf(g), now);
+  if (msg_->MayCount(g, ChipOf(g), InstrAt(g).qp_id)) {
     DeliverMessage(g, now);
   }
 }
 
 void StreamCore::CtsArrived(uint32_t g, TimePs now) {
   // At the sender (the Receive's peer) from the receiver (its chip).
-  r_.instrs[g].arrived = now;
-  if (path_.on()) CriticalPath::Arrived(PathOf(g), now);
-  PairState& pair = Pair(InstrAt(g).peer, r_.instrs[g].chip);
+  Stamp(g, &InstrTiming::arrived, now);
+  if (path_.on()) path_.Arrived(PathOf(g), now);
+  PairState& pair = Pair(InstrAt(g).peer, ChipOf(g));
   pair.cts.push_back(g);
   const size_t idx = pair.cts.size() - 1;
   if (idx < pair.sends.size()) {
@@ -409,45 +432,57 @@ void StreamCore::DeliverMessage(uint32_t op, TimePs now) {
 
 void StreamCore::CountMessage(uint32_t op, TimePs now) {
   const Instr& in = InstrAt(op);
-  r_.instrs[op].landed = r_.instrs[op].complete = now;
+  Stamp(op, &InstrTiming::landed, now);
+  Stamp(op, &InstrTiming::complete, now);
   if (path_.on()) {
     // The message's engine-state slot is let go; its held_by becomes the
     // write it waited for, or none.
     OpPath& path = PathOf(op);
     path_.Counted(path, in, ChipOf(op),
                   msg_->CounterIndex(in.peer, in.dst_qp), now);
-    const uint32_t held_by = path.held_by;
+    const uint32_t held_by = path_.HeldBy(path);
     FreeOp(op);
-    r_.instrs[op].held_by = held_by;
+    Core(op).held_by = held_by;
   }
   msg_->Count(in.peer, in.dst_qp, op, now);
 }
 
 void StreamCore::DataLanded(uint32_t g, TimePs now) {
-  msg_->DataLanded(r_.instrs[g].chip, InstrAt(g).qp_id, Op(g).data_seq,
+  msg_->DataLanded(ChipOf(g), InstrAt(g).qp_id, Op(g).data_seq,
                    [&](uint32_t m) {
                      if (path_.on()) {
                        path_.Released(PathOf(m), PathOf(g), g, now);
                      } else {
-                       r_.instrs[m].held_by = g;
+                       Core(m).held_by = g;
                      }
                      DeliverMessage(m, now);
                    });
 }
 
 void StreamCore::CompleteOp(uint32_t g, TimePs now) {
-  r_.instrs[g].complete = now;
+  Stamp(g, &InstrTiming::complete, now);
   const uint32_t slot = SlotOf(g);
   StreamState& st = streams_[slot];
   st.outstanding--;
   if (st.outstanding == 0 && st.wait == WaitKind::kFence) {
-    r_.instrs[st.base + st.pc].cause = g;
+    Core(st.base + st.pc).cause = g;
     if (path_.on()) {
       path_.CompletedForFence(PathOf(g), InstrAt(g), st.chip, slot, now);
     }
     q_.Push(now, kStreamResume, slot);
   }
   FreeOp(g);
+}
+
+void StreamCore::StampEnd(uint32_t g, TimePs now) {
+  Stamp(g, &InstrTiming::end, now);
+  StreamState& st = streams_[SlotOf(g)];
+  if (g + 1 == st.base + st.size) st.last_end = now;
+}
+
+std::string StreamCore::PlaceOf(uint32_t g) const {
+  const InstrCore& c = Core(g);
+  return InstrPlace(p_, c.chip, c.stream, g - streams_[SlotOf(g)].base);
 }
 
 void StreamCore::PathIssue(uint32_t g, uint32_t slot, TimePs now) {
@@ -464,27 +499,27 @@ void StreamCore::PathIssue(uint32_t g, uint32_t slot, TimePs now) {
       prev.peer != st.chip) {
     path.after_data = true;
     OpPath& before = PathOf(g - 1);
-    if (before.start.ps() >= 0) {
-      CriticalPath::BeforeStarted(path, before.start);
+    if (const TimePs start = path_.StartOf(before); start.ps() >= 0) {
+      CriticalPath::BeforeStarted(path, start);
     } else {
-      before.follower = r_.instrs[g].held_by;
+      before.follower = Core(g).held_by;
     }
   }
 }
 
-void StreamCore::PathStart(uint32_t e, uint32_t g, TimePs now) {
+void StreamCore::PathStart(uint32_t e, uint32_t g, uint32_t cause,
+                           TimePs now) {
   const Instr& in = InstrAt(g);
   OpPath& path = PathOf(g);
-  const uint32_t cause = r_.instrs[g].cause;
   // The walk's rule (replay/breakdown.cc, EngineStart): a Send goes back
   // through the clear-to-send of a Receive that caused it and arrived as it
   // started; anything else that caused it is the engine's previous
   // instruction.
-  const OpPath* cts = nullptr;
+  const OpPath* cts = nullptr;  // started: it holds a sum
   if (cause != kNoCause && in.kind == OpKind::kSend &&
       InstrAt(cause).kind == OpKind::kReceive &&
-      r_.instrs[cause].held_by != kNoCause &&
-      PathOf(cause).arrived() == now) {
+      Core(cause).held_by != kNoCause &&
+      path_.ArrivedAt(PathOf(cause)) == now) {
     cts = &PathOf(cause);
   }
   path_.Start(path, in, e, now, cause != kNoCause, cts,
@@ -508,7 +543,7 @@ std::optional<Breakdown> StreamCore::PathResult() {
               : path_.Result(s, streams_[s].size - 1, TimePs::Zero()));
     }
   }
-  if (r_.instrs.empty() || r_.makespan.ps() == 0) {
+  if (streams_.empty() || r_.makespan.ps() == 0) {
     Breakdown b;
     b.total = r_.makespan;
     return b;
@@ -518,9 +553,9 @@ std::optional<Breakdown> StreamCore::PathResult() {
   for (uint32_t s = 0; s < streams_.size(); ++s) {
     const StreamState& st = streams_[s];
     if (st.size == 0) continue;
-    const InstrTiming& t = r_.instrs[st.base + st.size - 1];
-    const TimePs end = t.end.ps() >= 0 ? t.end : t.issue;
-    if (end == r_.makespan) return path_.Result(s, st.size - 1, r_.makespan);
+    if (st.last_end == r_.makespan) {
+      return path_.Result(s, st.size - 1, r_.makespan);
+    }
   }
   return std::nullopt;
 }
@@ -548,7 +583,7 @@ std::string StreamCore::DescribeStuck() const {
       const uint32_t g = eng.vc_queue[vc][eng.vc_head[vc]];
       const Instr& in = InstrAt(g);
       lines.push_back(absl::StrCat(
-          r_.PlaceOf(p_, g), ": queued on qp ",
+          PlaceOf(g), ": queued on qp ",
           in.qp_id,
           in.kind == OpKind::kSend
               ? absl::StrCat(", waits for a matching Receive on chip ", in.peer)

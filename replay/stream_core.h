@@ -51,6 +51,11 @@ class StreamCore {
     uint32_t pc = 0;
     uint32_t outstanding = 0;  // data-moving instructions not yet complete
     WaitKind wait = WaitKind::kNone;
+    // When the stream reached instruction pc (-1: not yet).
+    TimePs pc_issue{-1};
+    // Its last instruction's end once it has one, else its issue (-1:
+    // not reached): where the critical path's walk may start.
+    TimePs last_end{-1};
     const Instr* instrs = nullptr;  // the program's, for this stream
   };
 
@@ -117,11 +122,23 @@ class StreamCore {
     const StreamState& st = streams_[SlotOf(g)];
     return st.instrs[g - st.base];
   }
-  uint32_t ChipOf(uint32_t g) const { return r_.instrs[g].chip; }
+  // Instruction g's place and state slot: in its timing record, or in the
+  // lean replay's own array (ReplayOptions::keep_records).
+  InstrCore& Core(uint32_t g) { return records_ ? r_.instrs[g] : core_[g]; }
+  const InstrCore& Core(uint32_t g) const {
+    return records_ ? r_.instrs[g] : core_[g];
+  }
+  // Sets one time of g's timing record, when records are kept.
+  void Stamp(uint32_t g, TimePs InstrTiming::*field, TimePs now) {
+    if (records_) r_.instrs[g].*field = now;
+  }
+  // Instruction g's end is now (records, and its stream's last_end).
+  void StampEnd(uint32_t g, TimePs now);
+  uint32_t ChipOf(uint32_t g) const { return Core(g).chip; }
   // The engine state of Transfer or Send g, issued and not yet landed.
-  OpState& Op(uint32_t g) { return ops_[r_.instrs[g].held_by]; }
-  const OpState& Op(uint32_t g) const { return ops_[r_.instrs[g].held_by]; }
-  OpPath& PathOf(uint32_t g) { return paths_[r_.instrs[g].held_by]; }
+  OpState& Op(uint32_t g) { return ops_[Core(g).held_by]; }
+  const OpState& Op(uint32_t g) const { return ops_[Core(g).held_by]; }
+  OpPath& PathOf(uint32_t g) { return paths_[Core(g).held_by]; }
   // The data phase of engine `e` ended: its next instruction may start.
   void FinishDataPhase(uint32_t e, TimePs now);
   // Write `g` has landed in full at its destination: its Send's Receive
@@ -162,8 +179,11 @@ class StreamCore {
   void TryStart(uint32_t e, TimePs now);
   // `ready` is when the instruction could have started at the earliest.
   void StartOp(uint32_t e, uint32_t g, TimePs ready, TimePs now);
-  // The critical path's sum at g's engine start (r_.instrs[g].cause set).
-  void PathStart(uint32_t e, uint32_t g, TimePs now);
+  // The critical path's sum at g's engine start; `cause` as in its timing
+  // record (InstrCore::cause).
+  void PathStart(uint32_t e, uint32_t g, uint32_t cause, TimePs now);
+  // "chip 3, stream 1, instruction 12 (Transfer)".
+  std::string PlaceOf(uint32_t g) const;
   // The critical path's state of CDMA instruction g, issued now by the
   // stream in `slot` (at its pc).
   void PathIssue(uint32_t g, uint32_t slot, TimePs now);
@@ -180,7 +200,9 @@ class StreamCore {
   }
   const PairState* FindPair(uint32_t src, uint32_t dst) const;
   // The stream slot (index into streams_) of instruction `g`.
-  uint32_t SlotOf(uint32_t g) const { return r_.StreamOf(g); }
+  uint32_t SlotOf(uint32_t g) const {
+    return r_.chip_first_stream[Core(g).chip] + Core(g).stream;
+  }
   bool SendReady(uint32_t g) const;
   // Takes a pool slot for Transfer or Send g at its issue; frees it once
   // its write has landed.
@@ -193,6 +215,8 @@ class StreamCore {
   std::optional<Breakdown> PathResult();
 
   std::string engine_name_;
+  const bool records_;           // ReplayOptions::keep_records
+  std::vector<InstrCore> core_;  // without records: every instruction's
   CriticalPath path_;
   std::vector<StreamState> streams_;
   absl::flat_hash_map<uint64_t, PairState> pairs_;

@@ -126,6 +126,26 @@ void ExpectSameRun(const RunOutcome& co, const RunOutcome& ref,
   EXPECT_EQ(pa->steps, pb->steps);
 }
 
+// A lean replay against one that kept its records: every result but the
+// records themselves.
+void ExpectSameLean(const ReplayResult& a, const ReplayResult& b) {
+  EXPECT_TRUE(a.instrs.empty());
+  EXPECT_TRUE(a.wait_releases.empty());
+  EXPECT_EQ(a.makespan, b.makespan);
+  EXPECT_EQ(a.drained, b.drained);
+  EXPECT_EQ(a.chip_finish, b.chip_finish);
+  EXPECT_EQ(a.bytes_sent, b.bytes_sent);
+  EXPECT_EQ(a.bytes_received, b.bytes_received);
+  EXPECT_EQ(a.bytes_local, b.bytes_local);
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_EQ(a.packets, b.packets);
+  EXPECT_EQ(a.stream_first, b.stream_first);
+  ASSERT_EQ(a.links.size(), b.links.size());
+  for (size_t l = 0; l < a.links.size(); ++l) {
+    ExpectSameLink(a.links[l], b.links[l], l);
+  }
+}
+
 // The chip counts a workload on `hw` runs on: the config's own, else 8 and
 // 16.
 std::vector<uint32_t> ChipCounts(const HwConfig& hw) {
@@ -157,6 +177,19 @@ void CheckWorkload(const HwConfig& hw, const Workload& w, uint32_t n,
   ASSERT_TRUE(co.ok()) << co.status();
   ASSERT_TRUE(ref.ok()) << ref.status();
   ExpectSameRun(*co, *ref, hw);
+  // A lean replay (no timing records): the same results, and the
+  // breakdown it summed is the walk's over the reference's records.
+  ReplayOptions lean;
+  lean.keep_records = false;
+  auto ln = ReplayTrace(*trace, hw, TopologyChoice(hw.topology), lean);
+  ASSERT_TRUE(ln.ok()) << ln.status();
+  ExpectSameLean(ln->result, ref->result);
+  auto walk = WalkCriticalPath(ref->program, ref->result, hw, *ref->topology);
+  auto sums = CriticalPathBreakdown(ln->program, ln->result, hw, *ln->topology);
+  ASSERT_TRUE(walk.ok() && sums.ok());
+  EXPECT_EQ(walk->by_cause, sums->by_cause);
+  EXPECT_EQ(walk->steps, sums->steps);
+  EXPECT_EQ(walk->total, sums->total);
   *folded += co->result.coalesced_events;
 }
 
