@@ -112,9 +112,10 @@ Prepared Prepare(v1::CollectiveOp op, uint32_t n, uint64_t bytes,
 // "Coalescing"): "events" counts the per-packet simulation's events either
 // way, "dispatched" those the engine handled one by one.
 void ReplayLoop(benchmark::State& state, const Prepared& p,
-                bool coalesce = true) {
+                bool coalesce = true, bool keep_records = true) {
   ReplayOptions options;
   options.coalesce = coalesce;
+  options.keep_records = keep_records;
   uint64_t events = 0, packets = 0, folded = 0;
   double sim_us = 0, peak_extra = 0, result_bytes = 0;
   for (auto _ : state) {
@@ -270,6 +271,21 @@ BENCHMARK(BM_ReplayAlphaBetaRing)
     ->Args({64, 1})
     ->Args({1024, 1})
     ->Args({1024, 0})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
+// The same without timing records (ReplayOptions::keep_records = false, the
+// breakdown summed as it runs: what `ccreplay replay` does for this trace,
+// PreferLeanReplay), coalescing on.
+void BM_ReplayAlphaBetaRingLean(benchmark::State& state) {
+  ReplayLoop(state,
+             Prepare(v1::ALLREDUCE, static_cast<uint32_t>(state.range(0)),
+                     64 << 20, "ring", TopologyKind::kRing, AlphaBeta(),
+                     /*rendezvous=*/false),
+             /*coalesce=*/true, /*keep_records=*/false);
+}
+BENCHMARK(BM_ReplayAlphaBetaRingLean)
+    ->Arg(1024)
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 

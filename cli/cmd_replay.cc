@@ -199,6 +199,14 @@ std::string TimelineBytes(const ReplayArgs& a, const RunOutcome& run,
              : TimelineJson(in);
 }
 
+// Timing records for the timeline, which draws every instruction; the
+// reports need none (the breakdown is then summed as the replay runs), and
+// a lean replay is used where it holds less (PreferLeanReplay).
+bool KeepRecords(const ReplayArgs& a, const DecodedTrace& input) {
+  return !a.timeline.empty() || !input.program.ok() ||
+         !PreferLeanReplay(*input.program);
+}
+
 int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   if (auto s = CheckOutputs(ReplayInputs(c, a), ReplayOutputs(c, a)); !s.ok()) {
     return Fail(s);
@@ -228,12 +236,7 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
     };
   }
   opt.coalesce = !a.no_coalesce;
-  // Timing records for the timeline, which draws every instruction; the
-  // reports need none (the breakdown is then summed as the replay runs),
-  // and a lean replay is used where it holds less (PreferLeanReplay).
-  opt.keep_records =
-      !a.timeline.empty() || !input->program.ok() ||
-      !PreferLeanReplay(*input->program);
+  opt.keep_records = KeepRecords(a, *input);
   std::optional<TimelineRecorder> recorder;
   if (!a.timeline.empty()) {
     opt.net_recorder = &recorder.emplace(*filter, *hw);
