@@ -13,8 +13,10 @@
 //   - the engine's last instruction, at its engine start or data end (what
 //     an instruction held up behind it goes back to);
 //   - the counter's last message, where it counted (a MsgWait's cause);
-//   - an instruction in flight, in its engine state (OpPath): its own sum so
-//     far, and the times its later points read.
+//   - an instruction on a CDMA queue (OpPath, beside its engine state): its
+//     issue, anchor and index; once started (StartedPath, in a pool of its
+//     own, since a stream may queue thousands at once) its sum so far and
+//     the times its later points read.
 // The result is the same as the walk's, step for step (a test compares the
 // two on every trace configuration), without reading a timing record.
 #ifndef CCREPLAY_REPLAY_CRITICAL_PATH_H_
@@ -22,7 +24,6 @@
 
 #include <array>
 #include <cstdint>
-#include <optional>
 #include <vector>
 
 #include "base/units.h"
@@ -149,7 +150,8 @@ class CriticalPath {
   void MsgWaitPassed(uint32_t s, uint32_t index, size_t counter);
   // A Fence of stream `s` passed; it waited if CompletedForFence said so.
   void FencePassed(uint32_t s, uint32_t index);
-  // The op is done: its anchor, if it still holds one, is let go.
+  // The op is done: its anchor, if it still holds one, and its
+  // StartedPath are let go.
   void Done(OpPath& op);
   // The breakdown once the run is over: the walk from the last instruction
   // of stream `s`, `last` its index.
