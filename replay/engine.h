@@ -52,7 +52,7 @@ struct ReplayOptions {
   bool every_stream_path = false;
   // Keep every instruction's timing record (ReplayResult::instrs), which
   // the timeline, calibrate and the walk over the records read. false: a
-  // lean replay, 16 bytes an instruction instead of 64 (its InstrCore),
+  // lean replay, 12 bytes an instruction instead of 64 (its InstrCore),
   // with the breakdown summed as it runs (sum_critical_path is implied) and
   // no MsgWait releases (ReplayResult::wait_releases, a timeline's). Every
   // other result is the same.
@@ -63,7 +63,7 @@ inline constexpr uint32_t kNoCause = 0xffffffffu;
 
 // What the replay keeps of every instruction while it runs, with or without
 // timing records (ReplayOptions::keep_records): where it is, and its
-// engine-state slot while it is in flight.
+// engine-state slot while it is in flight. 12 bytes.
 struct InstrCore {
   uint32_t chip = 0;
   uint32_t stream = 0;  // index into the chip's streams
@@ -72,18 +72,18 @@ struct InstrCore {
   // run is over (while an instruction is in flight, the engine keeps its
   // state slot here: replay/stream_core.h, OpState).
   uint32_t held_by = kNoCause;
-  // What held this instruction up, for the critical path (kNoCause if
-  // nothing did): MsgWait: the message that completed its count; Fence: the
-  // last instruction to complete; an instruction on a CDMA queue that
-  // started later than it was ready: the instruction the engine finished
-  // just before (or, for a Send, the Receive whose clear-to-send arrived).
-  uint32_t cause = kNoCause;
 };
 
 // What happened to one instruction. Times are absolute; a field that does not
 // apply to the kind is -1 ps. 64 bytes, a cache line: its index in the
 // stream and its kind are not kept (ReplayResult::IndexInStream, InstrOf).
 struct InstrTiming : InstrCore {
+  // What held this instruction up, for the critical path (kNoCause if
+  // nothing did): MsgWait: the message that completed its count; Fence: the
+  // last instruction to complete; an instruction on a CDMA queue that
+  // started later than it was ready: the instruction the engine finished
+  // just before (or, for a Send, the Receive whose clear-to-send arrived).
+  uint32_t cause = kNoCause;
   // When the stream reached the instruction (for waits: started waiting).
   TimePs issue{-1};
   // Data-moving: first byte leaves the engine (after the startup latency).
@@ -102,6 +102,7 @@ struct InstrTiming : InstrCore {
   // its qp (landed is when it was counted).
   TimePs arrived{-1};
 };
+static_assert(sizeof(InstrCore) == 12, "a lean replay's state per instruction");
 static_assert(sizeof(InstrTiming) == 64, "one timing record, one cache line");
 
 struct ReplayResult {
@@ -167,7 +168,7 @@ struct ReplayResult {
 
 // Whether `program` is better replayed without timing records
 // (ReplayOptions::keep_records = false; the results are the same): a lean
-// replay keeps 16 bytes an instruction instead of 64, but about 170 bytes
+// replay keeps 12 bytes an instruction instead of 64, but about 170 bytes
 // for each instruction on a CDMA queue at the same time (its engine state
 // and its part of the critical path), so it pays where few are in flight
 // at once. Their estimate: per stream, twice the most CDMA instructions

@@ -223,7 +223,7 @@ void StreamCore::Resume(uint32_t slot, TimePs now) {
         StampEnd(g, now);
         const uint32_t last = msg_->last_message(st.chip, in.dst_qp);
         if (now > issue) {
-          Core(g).cause = last;
+          if (records_) r_.instrs[g].cause = last;
           if (last != kNone && path_.on()) {
             path_.MsgWaitPassed(slot, st.pc,
                                 msg_->CounterIndex(st.chip, in.dst_qp));
@@ -347,7 +347,7 @@ void StreamCore::StartOp(uint32_t e, uint32_t g, TimePs ready, TimePs now) {
                        : path_.on()  ? path_.ArrivedAt(PathOf(recv))
                                      : r_.instrs[recv].arrived;
     cause = recv != kNone && cts == now ? recv : before;
-    Core(g).cause = cause;
+    if (records_) r_.instrs[g].cause = cause;
   }
   if (path_.on()) PathStart(e, g, cause, now);
   switch (in.kind) {
@@ -465,7 +465,7 @@ void StreamCore::CompleteOp(uint32_t g, TimePs now) {
   StreamState& st = streams_[slot];
   st.outstanding--;
   if (st.outstanding == 0 && st.wait == WaitKind::kFence) {
-    Core(st.base + st.pc).cause = g;
+    if (records_) r_.instrs[st.base + st.pc].cause = g;
     if (path_.on()) {
       path_.CompletedForFence(PathOf(g), InstrAt(g), st.chip, slot, now);
     }

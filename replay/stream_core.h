@@ -180,7 +180,7 @@ class StreamCore {
   // `ready` is when the instruction could have started at the earliest.
   void StartOp(uint32_t e, uint32_t g, TimePs ready, TimePs now);
   // The critical path's sum at g's engine start; `cause` as in its timing
-  // record (InstrCore::cause).
+  // record (InstrTiming::cause).
   void PathStart(uint32_t e, uint32_t g, uint32_t cause, TimePs now);
   // "chip 3, stream 1, instruction 12 (Transfer)".
   std::string PlaceOf(uint32_t g) const;
