@@ -46,7 +46,9 @@ Network::Network(const HwConfig& hw, const Topology& topo, EventQueue& q)
   // few and the division is not cheap), unless the largest is very large.
   if (max_wire_ < (1u << 16)) {
     ser_.resize(max_wire_ + 1);
-    for (uint32_t w = 0; w <= max_wire_; ++w) ser_[w] = LaneGroupTime(w);
+    for (uint32_t w = 0; w <= max_wire_; ++w) {
+      ser_[w] = LaneGroupTime(hw_, w);
+    }
   }
   if (hw_.switch_input_fifo) {
     ingress_.resize(topo_.links().size() * vcs_ *
@@ -189,7 +191,6 @@ void Network::ScheduleKick(uint32_t port, TimePs now) {
   if (next > now) KickAt(port, next);
 }
 
-
 Network::Pick Network::Arbitrate(Port& pt, uint32_t lg,
                                  bool* credit_blocked) const {
   // Channels in turn from the one after the channel served last; within a
@@ -242,7 +243,8 @@ void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
   const uint32_t id = pt.PopFrom(chosen, pt.Row(pick.vc, lg), packets_);
   Packet& pk = packets_[id];
   const uint32_t wire = WireBytes(pk);
-  const TimePs ser = wire < ser_.size() ? ser_[wire] : LaneGroupTime(wire);
+  const TimePs ser =
+      wire < ser_.size() ? ser_[wire] : LaneGroupTime(hw_, wire);
   const TimePs end = now + ser;
   pt.Occupy(lg, end);
   pt.TakeCredit(pk.vc, wire);

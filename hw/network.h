@@ -41,6 +41,13 @@ class CdmaUnit;
 // + port_propagation_ps (docs/hardware-model.md, "Crossing a switch").
 TimePs LinkFlight(const HwConfig& hw, const Topology& topo, uint32_t link);
 
+// One lane group's time to send `wire` bytes: it carries 1/lane_groups of
+// the link's bandwidth.
+inline TimePs LaneGroupTime(const HwConfig& hw, uint32_t wire) {
+  return SerializationTime(static_cast<uint64_t>(wire) * hw.lane_groups,
+                           hw.link_bytes_per_s);
+}
+
 // The virtual channels per link a replay of `hw` on `topo` uses:
 // hw.link_vcs, or with 0 as many as the routes need.
 inline uint32_t VirtualChannels(const HwConfig& hw, const Topology& topo) {
@@ -236,12 +243,6 @@ class Network {
     if (at >= pt.kick_at) return;
     pt.kick_at = at;
     q_.Push(at, kPortKick, port);
-  }
-  // One lane group's time to send `wire` bytes: it carries 1/lane_groups of
-  // the link's bandwidth.
-  TimePs LaneGroupTime(uint32_t wire) const {
-    return SerializationTime(static_cast<uint64_t>(wire) * hw_.lane_groups,
-                             hw_.link_bytes_per_s);
   }
   // The queue (input, row) whose head packet lane group `lg` sends next
   // (input kNone if none); sets *credit_blocked when a head packet waits

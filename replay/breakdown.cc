@@ -32,8 +32,7 @@ absl::string_view PathCauseName(PathCause c) {
 
 void PathCosts::Network(Causes& b, uint32_t src, uint32_t dst, uint32_t qp,
                         uint32_t wire, TimePs total, TimePs behind_own) const {
-  const TimePs ser = SerializationTime(
-      static_cast<uint64_t>(wire) * hw_.lane_groups, hw_.link_bytes_per_s);
+  const TimePs ser = LaneGroupTime(hw_, wire);
   // Along the route (Topology::Path), link by link, without building it.
   const uint32_t flow = Topology::FlowHash(src, dst, qp);
   TimePs flight;
@@ -55,8 +54,7 @@ void PathCosts::Network(Causes& b, uint32_t src, uint32_t dst, uint32_t qp,
   };
   take(PathCause::kLatency, flight);
   take(PathCause::kSwitch, fwd);
-  take(PathCause::kSerialisation,
-       ser * hops + behind_own);
+  take(PathCause::kSerialisation, ser * hops + behind_own);
   Add(b, PathCause::kQueueing, left);
 }
 
@@ -89,6 +87,28 @@ void PathCosts::LastPacket(Causes& b, uint32_t chip, const Instr& in,
       static_cast<uint64_t>(LastPacketWire(in)), hw_.link_bytes_per_s);
   Network(b, chip, in.peer, in.qp_id, LastPacketWire(in), landed - end,
           Max(OwnBacklog(in, start, end) - last, TimePs::Zero()));
+}
+
+void PathCosts::Acknowledgement(Causes& b, uint32_t chip, const Instr& in,
+                                TimePs landed, TimePs complete) const {
+  if ((in.kind == OpKind::kTransfer && in.peer != chip) ||
+      in.kind == OpKind::kSend) {
+    Network(b, in.peer, chip, in.qp_id, MessageWire(), complete - landed);
+  }
+}
+
+void PathCosts::MessageCounted(Causes& b, uint32_t chip, const Instr& in,
+                               TimePs start, TimePs arrived, TimePs landed,
+                               TimePs backlog) const {
+  Add(b, PathCause::kLatency, landed - arrived);  // the handshake
+  Network(b, chip, in.peer, in.qp_id, MessageWire(), arrived - start,
+          backlog);
+}
+
+void PathCosts::HeldCounted(Causes& b, TimePs data, TimePs landed) const {
+  const TimePs handshake = std::min(hw_.msg_remote_latency, landed - data);
+  Add(b, PathCause::kLatency, handshake);
+  Add(b, PathCause::kQueueing, landed - data - handshake);
 }
 
 TimePs PathCosts::OwnBacklog(const Instr& in, TimePs start, TimePs at) const {
@@ -163,9 +183,8 @@ class Walker {
   uint32_t DataBefore(uint32_t g) const {
     const InstrTiming& t = r_.instrs[g];
     if (r_.IndexInStream(g) == 0) return kNone;
-    const Instr& prev = In(g - 1);
-    return prev.kind == OpKind::kTransfer && prev.qp_id == In(g).qp_id &&
-                   prev.peer != t.chip && r_.instrs[g - 1].start.ps() >= 0
+    return PathCosts::FollowsOwnWrite(In(g - 1), In(g), t.chip) &&
+                   r_.instrs[g - 1].start.ps() >= 0
                ? g - 1
                : kNone;
   }
@@ -256,12 +275,7 @@ bool Walker::Step() {
       Landed(t, in);
       return false;
     case Mode::kComplete:  // at t.complete of a data-moving instruction
-      if ((in.kind == OpKind::kTransfer && in.peer != t.chip) ||
-          in.kind == OpKind::kSend) {
-        // The acknowledgement's way back.
-        costs_.Network(b_.by_cause, in.peer, t.chip, in.qp_id, costs_.MessageWire(),
-                       t.complete - t.landed);
-      }
+      costs_.Acknowledgement(b_.by_cause, t.chip, in, t.landed, t.complete);
       mode_ = Mode::kLanded;
       return false;
   }
@@ -275,23 +289,17 @@ void Walker::Counted(const InstrTiming& t, const Instr& in) {
     mode_ = Mode::kEngineStart;
   } else if (t.held_by != kNoCause) {
     // Counted (after the handshake) when earlier data on its qp landed.
-    const TimePs data = r_.instrs[t.held_by].landed;
-    const TimePs handshake =
-        std::min(costs_.hw().msg_remote_latency, t.landed - data);
-    Add(PathCause::kLatency, handshake);
-    Add(PathCause::kQueueing, t.landed - data - handshake);
+    costs_.HeldCounted(b_.by_cause, r_.instrs[t.held_by].landed, t.landed);
     g_ = t.held_by;
     mode_ = Mode::kLanded;
   } else {
-    Add(PathCause::kLatency, t.landed - t.arrived);  // the handshake
     // A message leaves behind its own write's packets on the same qp.
     const uint32_t data = DataBefore(g_);
-    costs_.Network(b_.by_cause, t.chip, in.peer, in.qp_id, costs_.MessageWire(),
-                   t.arrived - t.start,
-                   data == kNone ? TimePs::Zero()
-                                 : costs_.OwnBacklog(In(data),
-                                                     r_.instrs[data].start,
-                                                     t.start));
+    costs_.MessageCounted(
+        b_.by_cause, t.chip, in, t.start, t.arrived, t.landed,
+        data == kNone
+            ? TimePs::Zero()
+            : costs_.OwnBacklog(In(data), r_.instrs[data].start, t.start));
     mode_ = Mode::kEngineStart;
   }
 }

@@ -60,10 +60,28 @@ class PathCosts {
   // How much of data instruction `in`'s serialisation (its data phase began
   // at `start`) was still to come at `at`.
   TimePs OwnBacklog(const Instr& in, TimePs start, TimePs at) const;
+  // A write's completion at its chip `chip`, `complete - landed` after it
+  // landed: the acknowledgement's way back (a remote Transfer or a Send).
+  void Acknowledgement(Causes& b, uint32_t chip, const Instr& in,
+                       TimePs landed, TimePs complete) const;
+  // A RemoteMsgSend from `chip`, started at `start`, arrived at `arrived`
+  // and counted at `landed`: its handshake and its way, behind `backlog`
+  // of its own write's bytes.
+  void MessageCounted(Causes& b, uint32_t chip, const Instr& in, TimePs start,
+                      TimePs arrived, TimePs landed, TimePs backlog) const;
+  // A message held for its write, which landed at `data`, counted at
+  // `landed`: the handshake, and the rest queueing.
+  void HeldCounted(Causes& b, TimePs data, TimePs landed) const;
+  // Write + msg: a RemoteMsgSend `msg` on chip `chip` whose stream's
+  // instruction before it is `prev` leaves behind that write's bytes.
+  static bool FollowsOwnWrite(const Instr& prev, const Instr& msg,
+                              uint32_t chip) {
+    return prev.kind == OpKind::kTransfer && prev.qp_id == msg.qp_id &&
+           prev.peer != chip;
+  }
   uint32_t MessageWire() const {
     return hw_.message_payload_bytes + hw_.packet_header_bytes;
   }
-  const HwConfig& hw() const { return hw_; }
 
  private:
   // The time the link needs for all of `in`'s packets (headers included).

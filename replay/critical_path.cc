@@ -139,15 +139,10 @@ void CriticalPath::Counted(OpPath& op, const Instr& in, uint32_t chip,
     b.Add(PathCause::kLatency, now - sp.start);
   } else if (sp.held_by != kNone) {
     // Counted (after the handshake) when earlier data on its qp landed.
-    const TimePs handshake =
-        std::min(costs_.hw().msg_remote_latency, now - sp.t_landed);
-    b.Add(PathCause::kLatency, handshake);
-    b.Add(PathCause::kQueueing, now - sp.t_landed - handshake);
+    costs_.HeldCounted(b.by_cause, sp.t_landed, now);
   } else {
-    b.Add(PathCause::kLatency, now - sp.t_end);  // the handshake
-    costs_.Network(b.by_cause, chip, in.peer, in.qp_id, costs_.MessageWire(),
-                   sp.t_end - sp.start,
-                   op.after_data ? op.t_issue : TimePs::Zero());
+    costs_.MessageCounted(b.by_cause, chip, in, sp.start, sp.t_end, now,
+                          op.after_data ? op.t_issue : TimePs::Zero());
   }
   b.Append(sp.sum);
   uint32_t& slot = counters_[counter];
@@ -164,12 +159,7 @@ void CriticalPath::CompletedForFence(const OpPath& op, const Instr& in,
   PathSum b;
   b.steps = 1;
   const StartedPath& sp = started_[op.started];
-  if ((in.kind == OpKind::kTransfer && in.peer != chip) ||
-      in.kind == OpKind::kSend) {
-    // The acknowledgement's way back.
-    costs_.Network(b.by_cause, in.peer, chip, in.qp_id, costs_.MessageWire(),
-                   now - sp.t_landed);
-  }
+  costs_.Acknowledgement(b.by_cause, chip, in, sp.t_landed, now);
   b.Append(sp.sum);
   streams_[s].fence = b;
   streams_[s].fence_waited = true;

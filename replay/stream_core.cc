@@ -207,7 +207,7 @@ void StreamCore::Resume(uint32_t slot, TimePs now) {
     if (st.pc_issue.ps() < 0) {
       st.pc_issue = now;
       Stamp(g, &InstrTiming::issue, now);
-      if (st.pc + 1 == st.size) st.last_end = now;
+      if (st.pc + 1 == st.size && path_.on()) st.last_end = now;
     }
     const TimePs issue = st.pc_issue;
     switch (in.kind) {
@@ -476,6 +476,7 @@ void StreamCore::CompleteOp(uint32_t g, TimePs now) {
 
 void StreamCore::StampEnd(uint32_t g, TimePs now) {
   Stamp(g, &InstrTiming::end, now);
+  if (!path_.on()) return;  // only the running sums read last_end
   StreamState& st = streams_[SlotOf(g)];
   if (g + 1 == st.base + st.size) st.last_end = now;
 }
@@ -494,9 +495,7 @@ void StreamCore::PathIssue(uint32_t g, uint32_t slot, TimePs now) {
   // Write + msg: a message right after a write on its qp leaves behind
   // that write's bytes (the critical path needs when the write started;
   // it is still in flight, issued just before).
-  const Instr& prev = st.instrs[st.pc - 1];
-  if (prev.kind == OpKind::kTransfer && prev.qp_id == in.qp_id &&
-      prev.peer != st.chip) {
+  if (PathCosts::FollowsOwnWrite(st.instrs[st.pc - 1], in, st.chip)) {
     path.after_data = true;
     OpPath& before = PathOf(g - 1);
     if (const TimePs start = path_.StartOf(before); start.ps() >= 0) {

@@ -54,7 +54,8 @@ class StreamCore {
     // When the stream reached instruction pc (-1: not yet).
     TimePs pc_issue{-1};
     // Its last instruction's end once it has one, else its issue (-1:
-    // not reached): where the critical path's walk may start.
+    // not reached): where the critical path's walk may start. Kept when
+    // the path is summed.
     TimePs last_end{-1};
     const Instr* instrs = nullptr;  // the program's, for this stream
   };
