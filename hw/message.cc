@@ -3,23 +3,23 @@
 namespace ccreplay {
 
 MessageUnit::MessageUnit(const HwConfig& hw, uint32_t num_chips,
-                         uint32_t num_ops, EventQueue& q)
+                         EventQueue& q)
     : hw_(hw), q_(q) {
   const size_t slots = static_cast<size_t>(num_chips) * hw_.num_qps();
   data_started_.assign(slots, 0);
   data_landed_.assign(slots, 0);
   landed_seq_.resize(slots);
   held_msgs_.resize(slots);
-  msg_after_.assign(num_ops, 0);
   counters_.assign(slots, 0);
   last_msg_.assign(slots, kNone);
   waiters_.resize(slots);
 }
 
-bool MessageUnit::MayCount(uint32_t op, uint32_t chip, uint32_t qp) {
+bool MessageUnit::MayCount(uint32_t op, uint32_t after, uint32_t chip,
+                           uint32_t qp) {
   const size_t slot = Slot(chip, qp);
-  if (data_landed_[slot] >= msg_after_[op]) return true;
-  held_msgs_[slot].push_back(op);
+  if (data_landed_[slot] >= after) return true;
+  held_msgs_[slot].push_back({op, after});
   return false;
 }
 

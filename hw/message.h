@@ -20,23 +20,24 @@ namespace ccreplay {
 
 class MessageUnit {
  public:
-  // REQUIRES: hw outlives the unit. `num_ops`: instructions in the program.
-  MessageUnit(const HwConfig& hw, uint32_t num_chips, uint32_t num_ops,
-              EventQueue& q);
+  // REQUIRES: hw outlives the unit.
+  MessageUnit(const HwConfig& hw, uint32_t num_chips, EventQueue& q);
 
   // A data instruction starts on (chip, qp): returns its sequence number
   // among that qp's data instructions.
   uint32_t DataStarted(uint32_t chip, uint32_t qp) {
     return data_started_[Slot(chip, qp)]++;
   }
-  // RemoteMsgSend `op` leaves (chip, qp): it must count after every data
-  // instruction started on that qp so far.
-  void MessageSent(uint32_t op, uint32_t chip, uint32_t qp) {
-    msg_after_[op] = data_started_[Slot(chip, qp)];
+  // A RemoteMsgSend leaves (chip, qp): returns how many data instructions
+  // on that qp must land before it may count (every one started so far).
+  // The caller keeps it with the message's state while it is in flight.
+  uint32_t MessageSent(uint32_t chip, uint32_t qp) const {
+    return data_started_[Slot(chip, qp)];
   }
-  // RemoteMsgSend `op` from (chip, qp) arrived: true if it may count now,
-  // else it is held until its data has landed (DataLanded releases it).
-  bool MayCount(uint32_t op, uint32_t chip, uint32_t qp);
+  // RemoteMsgSend `op` from (chip, qp), sent when `after` data instructions
+  // had started there, arrived: true if it may count now, else it is held
+  // until that data has landed (DataLanded releases it).
+  bool MayCount(uint32_t op, uint32_t after, uint32_t chip, uint32_t qp);
   // Data instruction number `seq` of (chip, qp) landed: calls release(m)
   // for every held message that may now count, in the order they arrived.
   template <typename Release>
@@ -86,8 +87,11 @@ class MessageUnit {
   std::vector<uint32_t> data_started_;
   std::vector<uint32_t> data_landed_;
   std::vector<std::vector<bool>> landed_seq_;
-  std::vector<std::vector<uint32_t>> held_msgs_;
-  std::vector<uint32_t> msg_after_;  // per op: data ops on its qp before it
+  struct Held {
+    uint32_t op;
+    uint32_t after;  // MessageSent's value: landed data it waits for
+  };
+  std::vector<std::vector<Held>> held_msgs_;
   std::vector<uint32_t> counters_;
   std::vector<uint32_t> last_msg_;              // per counter
   std::vector<std::vector<uint32_t>> waiters_;  // per counter: stream slots
@@ -98,15 +102,20 @@ void MessageUnit::DataLanded(uint32_t chip, uint32_t qp, uint32_t seq,
                              Release&& release) {
   const size_t slot = Slot(chip, qp);
   std::vector<bool>& seen = landed_seq_[slot];
-  if (seen.size() <= seq) seen.resize(seq + 1, false);
-  seen[seq] = true;
   uint32_t& prefix = data_landed_[slot];
-  while (prefix < seen.size() && seen[prefix]) ++prefix;
+  if (seq == prefix && seen.size() <= seq + size_t{1}) {
+    ++prefix;  // in order, nothing landed beyond it: no bit to keep
+  } else {
+    if (seen.size() <= seq) seen.resize(seq + 1, false);
+    seen[seq] = true;
+    while (prefix < seen.size() && seen[prefix]) ++prefix;
+  }
   auto& held = held_msgs_[slot];
+  if (held.empty()) return;
   size_t kept = 0;
-  for (uint32_t m : held) {
-    if (prefix >= msg_after_[m]) {
-      release(m);
+  for (const Held& m : held) {
+    if (prefix >= m.after) {
+      release(m.op);
     } else {
       held[kept++] = m;
     }

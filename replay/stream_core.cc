@@ -72,7 +72,7 @@ absl::Status StreamCore::Flatten() {
       streams_.push_back(st);
     }
   }
-  msg_.emplace(hw_, n, static_cast<uint32_t>(total), q_);
+  msg_.emplace(hw_, n, q_);
   if (path_.on()) {
     path_.Init(static_cast<uint32_t>(streams_.size()),
                static_cast<uint32_t>(cdma_.engines().size()),
@@ -244,10 +244,11 @@ void StreamCore::Resume(uint32_t slot, TimePs now) {
       default: {
         const uint32_t e = cdma_.Index(st.chip, in.qp_id);
         if (MovesData(in.kind)) st.outstanding++;
-        if (in.kind == OpKind::kTransfer || in.kind == OpKind::kSend) {
+        if (in.kind == OpKind::kTransfer || in.kind == OpKind::kSend ||
+            in.kind == OpKind::kRemoteMsgSend || path_.on()) {
+          // A write or message: until it lands or counts; with the path
+          // summed, every op on a queue (its critical-path state).
           NewOp(g);
-        } else if (path_.on()) {
-          NewOp(g);  // the critical path keeps state for every op
         }
         if (path_.on()) PathIssue(g, slot, now);
         if (in.kind == OpKind::kSend) {
@@ -367,7 +368,7 @@ void StreamCore::StartOp(uint32_t e, uint32_t g, TimePs ready, TimePs now) {
       StampEnd(g, now);
       return;
     case OpKind::kRemoteMsgSend:
-      msg_->MessageSent(g, chip, in.qp_id);
+      Op(g).msg_after = msg_->MessageSent(chip, in.qp_id);
       SendControl(PacketKind::kMsg, g, now);
       StampEnd(g, now);
       return;
@@ -408,7 +409,7 @@ void StreamCore::MessageArrived(uint32_t g, TimePs now) {
   // instruction on its qp has landed (lane groups may reorder packets).
   Stamp(g, &InstrTiming::arrived, now);
   if (path_.on()) path_.Arrived(PathOf(g), now);
-  if (msg_->MayCount(g, ChipOf(g), InstrAt(g).qp_id)) {
+  if (msg_->MayCount(g, Op(g).msg_after, ChipOf(g), InstrAt(g).qp_id)) {
     DeliverMessage(g, now);
   }
 }
@@ -443,6 +444,10 @@ void StreamCore::CountMessage(uint32_t op, TimePs now) {
     const uint32_t held_by = path_.HeldBy(path);
     FreeOp(op);
     Core(op).held_by = held_by;
+  } else {
+    const uint32_t held_by = Op(op).match;
+    FreeOp(op);
+    Core(op).held_by = held_by;
   }
   msg_->Count(in.peer, in.dst_qp, op, now);
 }
@@ -453,7 +458,7 @@ void StreamCore::DataLanded(uint32_t g, TimePs now) {
                      if (path_.on()) {
                        path_.Released(PathOf(m), PathOf(g), g, now);
                      } else {
-                       Core(m).held_by = g;
+                       Op(m).match = g;
                      }
                      DeliverMessage(m, now);
                    });

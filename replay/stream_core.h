@@ -60,8 +60,9 @@ class StreamCore {
     const Instr* instrs = nullptr;  // the program's, for this stream
   };
 
-  // Engine state of a Transfer or Send from its issue until it is done (its
-  // acknowledgement came back, or it was written locally); when the replay
+  // Engine state of a Transfer, Send or RemoteMsgSend from its issue until
+  // it is done (a write's acknowledgement came back, or it was written
+  // locally; a message counted); when the replay
   // sums the critical path, of every instruction on a CDMA queue (a
   // Receive: until its Send's data landed; a message: until it counted),
   // with its OpPath in paths_ under the same slot. The rest of an
@@ -72,10 +73,16 @@ class StreamCore {
   // written when it counts) and cleared when the slot is freed (Op, NewOp,
   // FreeOp).
   struct OpState {
-    uint64_t remaining = 0;   // payload bytes yet to land at the destination
-    uint32_t match = kNone;   // Send: its Receive
+    uint64_t remaining = 0;  // payload bytes yet to land at the destination
+    // Send: its Receive. RemoteMsgSend (when the path is not summed): the
+    // write whose landing released it, if it was held (its timing record's
+    // held_by once it counts).
+    uint32_t match = kNone;
     uint32_t send_index = 0;  // Send: position among Sends of its chip pair
     uint32_t data_seq = 0;    // order among its qp's data ops
+    // RemoteMsgSend: data ops on its qp that must land before it counts
+    // (MessageUnit::MessageSent).
+    uint32_t msg_after = 0;
   };
   static_assert(sizeof(OpState) <= 24, "engine state per op in flight");
 
