@@ -61,7 +61,7 @@ class Sim : public StreamCore {
   void StartData(uint32_t e, uint32_t g, TimePs now) override {
     const Instr& in = InstrAt(g);
     if (in.peer != ChipOf(g)) net_.coalescer().ExpectData(g, in.bytes);
-    const uint32_t state = Core(g).held_by;
+    const uint32_t state = HeldSlot(g);
     ops_[state].remaining = in.bytes;
     cdma_.BeginData(e, g, in.peer, in.qp_id, in.dst_addr, in.bytes, now,
                     state);

@@ -52,8 +52,9 @@ struct ReplayOptions {
   bool every_stream_path = false;
   // Keep every instruction's timing record (ReplayResult::instrs), which
   // the timeline, calibrate and the walk over the records read. false: a
-  // lean replay, 12 bytes an instruction instead of 64 (its InstrCore),
-  // with the breakdown summed as it runs (sum_critical_path is implied) and
+  // lean replay, with no state per instruction beyond the program's (the
+  // state of what is in flight only; replay/stream_core.h, HeldSlot,
+  // SlotOf), the breakdown summed as it runs (sum_critical_path is implied) and
   // no MsgWait releases (ReplayResult::wait_releases, a timeline's). Every
   // other result is the same.
   bool keep_records = true;
@@ -61,9 +62,9 @@ struct ReplayOptions {
 
 inline constexpr uint32_t kNoCause = 0xffffffffu;
 
-// What the replay keeps of every instruction while it runs, with or without
-// timing records (ReplayOptions::keep_records): where it is, and its
-// engine-state slot while it is in flight. 12 bytes.
+// The part of an instruction's timing record the replay reads while it
+// runs (ReplayOptions::keep_records): where it is, and its engine-state slot
+// while it is in flight. 12 bytes. (A lean replay finds both otherwise.)
 struct InstrCore {
   uint32_t chip = 0;
   uint32_t stream = 0;  // index into the chip's streams
@@ -102,7 +103,7 @@ struct InstrTiming : InstrCore {
   // its qp (landed is when it was counted).
   TimePs arrived{-1};
 };
-static_assert(sizeof(InstrCore) == 12, "a lean replay's state per instruction");
+static_assert(sizeof(InstrCore) == 12, "the first 12 bytes of a record");
 static_assert(sizeof(InstrTiming) == 64, "one timing record, one cache line");
 
 struct ReplayResult {

@@ -44,11 +44,7 @@ absl::Status StreamCore::Flatten() {
                      " are supported"));
   }
   // Filled below, in one pass.
-  if (records_) {
-    ReserveOnHugePages(r_.instrs, total);
-  } else {
-    ReserveOnHugePages(core_, total);
-  }
+  if (records_) ReserveOnHugePages(r_.instrs, total);
   uint32_t g = 0;
   r_.chip_first_stream.reserve(n);
   for (uint32_t c = 0; c < n; ++c) {
@@ -61,15 +57,23 @@ absl::Status StreamCore::Flatten() {
       st.base = g;
       st.size = static_cast<uint32_t>(streams[s].instrs.size());
       st.instrs = streams[s].instrs.data();
-      for (uint32_t i = 0; i < st.size; ++i) {
-        InstrCore& t =
-            records_ ? r_.instrs.emplace_back() : core_.emplace_back();
+      for (uint32_t i = 0; records_ && i < st.size; ++i) {
+        InstrTiming& t = r_.instrs.emplace_back();
         t.chip = c;
         t.stream = s;
       }
       g += st.size;
+      if (!records_) stream_end_.push_back(g);
       r_.stream_first.push_back(st.base);
       streams_.push_back(st);
+    }
+  }
+  if (!records_) {
+    // Block b starts at instruction b << kBlockBits; streams are in order.
+    uint32_t slot = 0;
+    for (size_t first = 0; first < total; first += size_t{1} << kBlockBits) {
+      while (stream_end_[slot] <= first) ++slot;
+      block_slot_.push_back(slot);
     }
   }
   msg_.emplace(hw_, n, q_);
@@ -291,15 +295,27 @@ void StreamCore::NewOp(uint32_t g) {
     ops_[slot] = OpState{};
     if (path_.on()) paths_[slot] = OpPath{};
   }
-  Core(g).held_by = slot;
+  if (records_) {
+    r_.instrs[g].held_by = slot;
+  } else {
+    held_.emplace(g, slot);
+  }
 }
 
 void StreamCore::FreeOp(uint32_t g) {
-  InstrCore& c = Core(g);
-  if (c.held_by == kNoCause) return;  // had no slot
-  if (path_.on()) path_.Done(paths_[c.held_by]);
-  free_ops_.push_back(c.held_by);
-  c.held_by = kNoCause;
+  uint32_t slot;
+  if (records_) {
+    slot = r_.instrs[g].held_by;
+    if (slot == kNoCause) return;  // had no slot
+    r_.instrs[g].held_by = kNoCause;
+  } else {
+    const auto it = held_.find(g);
+    if (it == held_.end()) return;
+    slot = it->second;
+    held_.erase(it);
+  }
+  if (path_.on()) path_.Done(paths_[slot]);
+  free_ops_.push_back(slot);
 }
 
 void StreamCore::TryStart(uint32_t e, TimePs now) {
@@ -443,11 +459,11 @@ void StreamCore::CountMessage(uint32_t op, TimePs now) {
                   msg_->CounterIndex(in.peer, in.dst_qp), now);
     const uint32_t held_by = path_.HeldBy(path);
     FreeOp(op);
-    Core(op).held_by = held_by;
+    if (records_) r_.instrs[op].held_by = held_by;
   } else {
     const uint32_t held_by = Op(op).match;
     FreeOp(op);
-    Core(op).held_by = held_by;
+    if (records_) r_.instrs[op].held_by = held_by;
   }
   msg_->Count(in.peer, in.dst_qp, op, now);
 }
@@ -487,8 +503,8 @@ void StreamCore::StampEnd(uint32_t g, TimePs now) {
 }
 
 std::string StreamCore::PlaceOf(uint32_t g) const {
-  const InstrCore& c = Core(g);
-  return InstrPlace(p_, c.chip, c.stream, g - streams_[SlotOf(g)].base);
+  const StreamState& st = streams_[SlotOf(g)];
+  return InstrPlace(p_, st.chip, st.stream, g - st.base);
 }
 
 void StreamCore::PathIssue(uint32_t g, uint32_t slot, TimePs now) {
@@ -506,7 +522,7 @@ void StreamCore::PathIssue(uint32_t g, uint32_t slot, TimePs now) {
     if (const TimePs start = path_.StartOf(before); start.ps() >= 0) {
       CriticalPath::BeforeStarted(path, start);
     } else {
-      before.follower = Core(g).held_by;
+      before.follower = HeldSlot(g);
     }
   }
 }
@@ -522,7 +538,7 @@ void StreamCore::PathStart(uint32_t e, uint32_t g, uint32_t cause,
   const OpPath* cts = nullptr;  // started: it holds a sum
   if (cause != kNoCause && in.kind == OpKind::kSend &&
       InstrAt(cause).kind == OpKind::kReceive &&
-      Core(cause).held_by != kNoCause &&
+      HeldSlot(cause) != kNoCause &&
       path_.ArrivedAt(PathOf(cause)) == now) {
     cts = &PathOf(cause);
   }

@@ -124,17 +124,18 @@ class StreamCore {
   // kStreamResume, kCdmaKick, kLocalDone, kMsgLocal, kMsgCount; false for
   // any other kind.
   bool DispatchStream(const Event& ev, TimePs now);
-  // From the stream's own array: its slot is in g's timing record, which
-  // the caller touches anyway, and the stream table is small.
+  // From the stream's own array (SlotOf finds the stream).
   const Instr& InstrAt(uint32_t g) const {
     const StreamState& st = streams_[SlotOf(g)];
     return st.instrs[g - st.base];
   }
-  // Instruction g's place and state slot: in its timing record, or in the
-  // lean replay's own array (ReplayOptions::keep_records).
-  InstrCore& Core(uint32_t g) { return records_ ? r_.instrs[g] : core_[g]; }
-  const InstrCore& Core(uint32_t g) const {
-    return records_ ? r_.instrs[g] : core_[g];
+  // Instruction g's engine-state slot while it is in flight (OpState), else
+  // kNoCause: in its timing record, or in a lean replay's map of the
+  // instructions in flight (ReplayOptions::keep_records).
+  uint32_t HeldSlot(uint32_t g) const {
+    if (records_) return r_.instrs[g].held_by;
+    const auto it = held_.find(g);
+    return it == held_.end() ? kNoCause : it->second;
   }
   // Sets one time of g's timing record, when records are kept.
   void Stamp(uint32_t g, TimePs InstrTiming::*field, TimePs now) {
@@ -142,11 +143,14 @@ class StreamCore {
   }
   // Instruction g's end is now (records, and its stream's last_end).
   void StampEnd(uint32_t g, TimePs now);
-  uint32_t ChipOf(uint32_t g) const { return Core(g).chip; }
-  // The engine state of Transfer or Send g, issued and not yet landed.
-  OpState& Op(uint32_t g) { return ops_[Core(g).held_by]; }
-  const OpState& Op(uint32_t g) const { return ops_[Core(g).held_by]; }
-  OpPath& PathOf(uint32_t g) { return paths_[Core(g).held_by]; }
+  uint32_t ChipOf(uint32_t g) const {
+    return records_ ? r_.instrs[g].chip : streams_[SlotOf(g)].chip;
+  }
+  // The engine state of Transfer, Send or RemoteMsgSend g, issued and not
+  // yet done (with the path summed: of any op on a queue).
+  OpState& Op(uint32_t g) { return ops_[HeldSlot(g)]; }
+  const OpState& Op(uint32_t g) const { return ops_[HeldSlot(g)]; }
+  OpPath& PathOf(uint32_t g) { return paths_[HeldSlot(g)]; }
   // The data phase of engine `e` ended: its next instruction may start.
   void FinishDataPhase(uint32_t e, TimePs now);
   // Write `g` has landed in full at its destination: its Send's Receive
@@ -207,10 +211,18 @@ class StreamCore {
     return pairs_[(static_cast<uint64_t>(src) << 32) | dst];
   }
   const PairState* FindPair(uint32_t src, uint32_t dst) const;
-  // The stream slot (index into streams_) of instruction `g`.
+  // The stream slot (index into streams_) of instruction `g`: from its
+  // timing record, or (lean) from the stream that holds the first
+  // instruction of g's block of 2^kBlockBits, and the streams after it.
   uint32_t SlotOf(uint32_t g) const {
-    return r_.chip_first_stream[Core(g).chip] + Core(g).stream;
+    if (records_) {
+      return r_.chip_first_stream[r_.instrs[g].chip] + r_.instrs[g].stream;
+    }
+    uint32_t slot = block_slot_[g >> kBlockBits];
+    while (g >= stream_end_[slot]) ++slot;
+    return slot;
   }
+  static constexpr uint32_t kBlockBits = 6;
   bool SendReady(uint32_t g) const;
   // Takes a pool slot for Transfer or Send g at its issue; frees it once
   // its write has landed.
@@ -224,7 +236,12 @@ class StreamCore {
 
   std::string engine_name_;
   const bool records_;           // ReplayOptions::keep_records
-  std::vector<InstrCore> core_;  // without records: every instruction's
+  // Without records: per block of 2^kBlockBits instructions, the stream
+  // slot of its first; per stream slot, the end of its instructions
+  // (base + size); the state slots of the instructions in flight.
+  std::vector<uint32_t> block_slot_;
+  std::vector<uint32_t> stream_end_;
+  absl::flat_hash_map<uint32_t, uint32_t> held_;
   CriticalPath path_;
   std::vector<StreamState> streams_;
   absl::flat_hash_map<uint64_t, PairState> pairs_;
