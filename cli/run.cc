@@ -101,9 +101,21 @@ absl::StatusOr<DecodedTrace> ReadTraceForReplay(const std::string& path,
                                                 const HwConfig& hw) {
   absl::StatusOr<std::string> bytes = ReadFileToString(path);
   if (!bytes.ok()) return bytes.status();
-  if (std::optional<DecodedTrace> streamed =
-          StreamValidateAndDecode(*bytes, hw.Target())) {
+  // The pages of the chips decoded are given back as the decode goes, so
+  // the file and the program are not resident in full at once. Standard
+  // input cannot be read twice: its bytes are kept.
+  bool dropped = false;
+  const auto drop = [&](size_t prefix) {
+    dropped |= DropWholePages(bytes->data(), prefix);
+  };
+  if (std::optional<DecodedTrace> streamed = StreamValidateAndDecode(
+          *bytes, hw.Target(),
+          path == "-" ? std::function<void(size_t)>() : drop)) {
     return *std::move(streamed);
+  }
+  if (dropped) {  // the whole-message path reads every byte
+    bytes = ReadFileToString(path);
+    if (!bytes.ok()) return bytes.status();
   }
   DecodedTrace decoded;
   {

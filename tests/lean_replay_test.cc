@@ -4,10 +4,13 @@
 // result of both on every config and workload; this checks the choice and
 // the command's outputs).
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "cli/run.h"
 #include "collectives/lower.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "hw/config.h"
 #include "replay/engine.h"
@@ -66,6 +69,36 @@ TEST_F(LeanReplayCliTest, ReportsAreTheSameWithATimeline) {
   const std::string lean = ccreplay_test::Slurp(Path("lean.json"));
   EXPECT_NE(lean.find("link_latency"), std::string::npos);
   EXPECT_EQ(lean, ccreplay_test::Slurp(Path("kept.json")));
+}
+
+// `replay` gives back the pages of the file's chips as it decodes them (so
+// the file and the program are not resident in full together). A chip that
+// does not parse, after many pages went back, is reported as when nothing
+// went back (standard input, which keeps its bytes): the whole file is read
+// again for the whole-message path's message.
+TEST_F(LeanReplayCliTest, AChipThatDoesNotParseAfterPagesWentBack) {
+  auto r = ccreplay_test::RunCcreplay(
+      "lower --op allreduce --algo ring --n 64 --bytes 4M -o " + Path("t.pb"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::string bytes = ccreplay_test::Slurp(Path("t.pb"));
+  ASSERT_GT(bytes.size(), size_t{1} << 20);  // pages of many chips go back
+  // One more chips entry (field 2, 2 bytes) whose first tag has wire type
+  // 7: the file's framing is whole, the last chip does not parse.
+  bytes += std::string("\x12\x02\x0f\x00", 4);
+  {
+    std::ofstream out(Path("bad.pb"), std::ios::binary);
+    out << bytes;
+  }
+  const auto file = ccreplay_test::RunCcreplay(
+      "replay " + Path("bad.pb") + " -q --json " + Path("r.json"));
+  const auto in = ccreplay_test::RunCcreplay(
+      "replay - -q --json " + Path("r.json") + " < " + Path("bad.pb"));
+  EXPECT_EQ(file.exit_code, 1) << file.out;
+  EXPECT_EQ(in.exit_code, 1) << in.out;
+  EXPECT_THAT(file.out, testing::HasSubstr("invalid wire type 7"));
+  EXPECT_EQ(file.out, "ccreplay: " + Path("bad.pb") +
+                          in.out.substr(std::string("ccreplay: -").size()));
+  EXPECT_FALSE(std::filesystem::exists(Path("r.json")));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "trace/decode.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstddef>
 #include <memory>
@@ -128,6 +129,7 @@ struct Span {
   int offset = 0;
   int size = 0;
 };
+size_t SpanEnd(Span s) { return static_cast<size_t>(s.offset) + s.size; }
 
 // Protobuf's parser reads a tag or a length as a varint of at most 5 bytes
 // and rejects a larger value (a length within 16 bytes of 2^31 too), where
@@ -240,8 +242,9 @@ DecodedTrace DecodeTrace(const v1::Trace& trace, const TraceTarget& hw) {
   return out;
 }
 
-std::optional<DecodedTrace> StreamValidateAndDecode(absl::string_view bytes,
-                                                    const TraceTarget& hw) {
+std::optional<DecodedTrace> StreamValidateAndDecode(
+    absl::string_view bytes, const TraceTarget& hw,
+    const std::function<void(size_t)>& consumed) {
   if (bytes.empty() || bytes.size() > INT_MAX || LooksLikeTextFormat(bytes)) {
     return std::nullopt;
   }
@@ -268,11 +271,18 @@ std::optional<DecodedTrace> StreamValidateAndDecode(absl::string_view bytes,
   arena_options.start_block_size = size_t{1} << 20;
   arena_options.max_block_size = size_t{16} << 20;
   pb::Arena arena(arena_options);
+  // What is behind the last chip parsed is read no more when every header
+  // comes before it (the headers were merged above; chips are in order).
+  size_t last_header_end = 0;
+  for (const Span& h : headers) {
+    last_header_end = std::max(last_header_end, SpanEnd(h));
+  }
   for (const Span& span : chips) {
     auto* chip = pb::Arena::CreateMessage<v1::ChipProgram>(&arena);
     if (!ParseSpan(bytes, span, chip)) return std::nullopt;
     decoder.AddChip(*chip);
     arena.Reset();
+    if (consumed && SpanEnd(span) >= last_header_end) consumed(SpanEnd(span));
   }
   out.program = decoder.Finish();
   return out;

@@ -5,6 +5,7 @@
 #define CCREPLAY_TRACE_DECODE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -89,8 +90,15 @@ DecodedTrace DecodeTrace(const v1::Trace& trace, const TraceTarget& hw);
 // whose messages say what is wrong. A rule error is returned only once
 // every chip has parsed, so a malformed file is reported as such whichever
 // comes first, as by the whole-message path.
-std::optional<DecodedTrace> StreamValidateAndDecode(absl::string_view bytes,
-                                                    const TraceTarget& hw);
+//
+// `consumed`, if given, is called after each chip with the length of the
+// prefix of `bytes` that will not be read again (the header and every chip
+// so far): the caller may give those pages back (DropWholePages). Once it
+// has, a std::nullopt return means the caller must read the bytes again
+// for the whole-message path.
+std::optional<DecodedTrace> StreamValidateAndDecode(
+    absl::string_view bytes, const TraceTarget& hw,
+    const std::function<void(size_t)>& consumed = nullptr);
 
 }  // namespace ccreplay
 
