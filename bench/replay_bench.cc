@@ -54,7 +54,7 @@ double ProgramBytes(const Program& p) {
   for (const ChipProgram& c : p.chips) {
     b += c.streams.capacity() * sizeof(StreamProgram);
     for (const StreamProgram& s : c.streams) {
-      b += s.instrs.capacity() * sizeof(Instr);
+      b += s.instrs.allocated_bytes();
     }
   }
   return b;

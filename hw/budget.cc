@@ -238,7 +238,7 @@ Totals SumCosts(const Program& program, const HwConfig& hw,
   for (uint32_t c = 0; c < program.chips.size(); ++c) {
     const ChipProgram& chip = program.chips[c];
     for (uint32_t s = 0; s < chip.streams.size(); ++s) {
-      const std::vector<Instr>& list = chip.streams[s].instrs;
+      const InstrList& list = chip.streams[s].instrs;
       for (uint32_t i = 0; i < list.size(); ++i) {
         const InstrCost cost = CostOn(list[i], c, hw, topology);
         if (cost.ps >= kMaxPs && t.too_long.empty()) {

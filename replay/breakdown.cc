@@ -176,7 +176,7 @@ class Walker {
     kComplete
   };
 
-  const Instr& In(uint32_t g) const { return r_.InstrOf(p_, g); }
+  Instr In(uint32_t g) const { return r_.InstrOf(p_, g); }
   void Add(PathCause c, TimePs d) { PathCosts::Add(b_.by_cause, c, d); }
   // The data instruction a RemoteMsgSend follows on its qp (write + msg:
   // the instruction before it in its stream), or kNone.

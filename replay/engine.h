@@ -131,7 +131,7 @@ struct ReplayResult {
     return g - stream_first[StreamOf(g)];
   }
   // Instruction g of `p`, the program replayed.
-  const Instr& InstrOf(const Program& p, uint32_t g) const {
+  Instr InstrOf(const Program& p, uint32_t g) const {
     const InstrTiming& t = instrs[g];
     return p.chips[t.chip].streams[t.stream].instrs[IndexInStream(g)];
   }

@@ -56,7 +56,7 @@ absl::Status StreamCore::Flatten() {
       st.stream = s;
       st.base = g;
       st.size = static_cast<uint32_t>(streams[s].instrs.size());
-      st.instrs = streams[s].instrs.data();
+      st.instrs = &streams[s].instrs;
       for (uint32_t i = 0; records_ && i < st.size; ++i) {
         InstrTiming& t = r_.instrs.emplace_back();
         t.chip = c;
@@ -207,7 +207,7 @@ void StreamCore::Resume(uint32_t slot, TimePs now) {
   st.wait = WaitKind::kNone;
   while (st.pc < st.size) {
     const uint32_t g = st.base + st.pc;
-    const Instr& in = st.instrs[st.pc];
+    const Instr in = (*st.instrs)[st.pc];
     if (st.pc_issue.ps() < 0) {
       st.pc_issue = now;
       Stamp(g, &InstrTiming::issue, now);
@@ -509,14 +509,14 @@ std::string StreamCore::PlaceOf(uint32_t g) const {
 
 void StreamCore::PathIssue(uint32_t g, uint32_t slot, TimePs now) {
   const StreamState& st = streams_[slot];
-  const Instr& in = st.instrs[st.pc];
+  const Instr in = (*st.instrs)[st.pc];
   OpPath& path = PathOf(g);
   path_.Issue(path, slot, st.pc, now);
   if (in.kind != OpKind::kRemoteMsgSend || st.pc == 0) return;
   // Write + msg: a message right after a write on its qp leaves behind
   // that write's bytes (the critical path needs when the write started;
   // it is still in flight, issued just before).
-  if (PathCosts::FollowsOwnWrite(st.instrs[st.pc - 1], in, st.chip)) {
+  if (PathCosts::FollowsOwnWrite((*st.instrs)[st.pc - 1], in, st.chip)) {
     path.after_data = true;
     OpPath& before = PathOf(g - 1);
     if (const TimePs start = path_.StartOf(before); start.ps() >= 0) {
@@ -536,14 +536,16 @@ void StreamCore::PathStart(uint32_t e, uint32_t g, uint32_t cause,
   // started; anything else that caused it is the engine's previous
   // instruction.
   const OpPath* cts = nullptr;  // started: it holds a sum
+  Instr cts_in;                  // its Receive, when there is one
   if (cause != kNoCause && in.kind == OpKind::kSend &&
       InstrAt(cause).kind == OpKind::kReceive &&
       HeldSlot(cause) != kNoCause &&
       path_.ArrivedAt(PathOf(cause)) == now) {
     cts = &PathOf(cause);
+    cts_in = InstrAt(cause);
   }
   path_.Start(path, in, e, now, cause != kNoCause, cts,
-              cts != nullptr ? &InstrAt(cause) : nullptr,
+              cts != nullptr ? &cts_in : nullptr,
               cts != nullptr ? ChipOf(cause) : 0);
   if (in.kind == OpKind::kTransfer && path.follower != kNone) {
     CriticalPath::BeforeStarted(paths_[path.follower], now);
@@ -584,7 +586,7 @@ std::string StreamCore::DescribeStuck() const {
   std::vector<std::string> lines;
   for (const StreamState& st : streams_) {
     if (st.wait == WaitKind::kDone) continue;
-    const Instr& in = st.instrs[st.pc];
+    const Instr in = (*st.instrs)[st.pc];
     std::string what;
     if (st.wait == WaitKind::kMsgWait) {
       what =

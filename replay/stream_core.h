@@ -57,7 +57,7 @@ class StreamCore {
     // not reached): where the critical path's walk may start. Kept when
     // the path is summed.
     TimePs last_end{-1};
-    const Instr* instrs = nullptr;  // the program's, for this stream
+    const InstrList* instrs = nullptr;  // the program's, for this stream
   };
 
   // Engine state of a Transfer, Send or RemoteMsgSend from its issue until
@@ -125,9 +125,9 @@ class StreamCore {
   // any other kind.
   bool DispatchStream(const Event& ev, TimePs now);
   // From the stream's own array (SlotOf finds the stream).
-  const Instr& InstrAt(uint32_t g) const {
+  Instr InstrAt(uint32_t g) const {
     const StreamState& st = streams_[SlotOf(g)];
-    return st.instrs[g - st.base];
+    return (*st.instrs)[g - st.base];
   }
   // Instruction g's engine-state slot while it is in flight (OpState), else
   // kNoCause: in its timing record, or in a lean replay's map of the

@@ -52,7 +52,7 @@ class Builder {
   }
 
  private:
-  const Instr& InstrOf(uint32_t g) const { return r_.InstrOf(p_, g); }
+  Instr InstrOf(uint32_t g) const { return r_.InstrOf(p_, g); }
   uint32_t Pid(uint32_t node) const { return node + 1; }
   uint64_t Uuid(uint32_t pid, uint32_t tid) const {
     return (uint64_t{pid} << 32) | tid;

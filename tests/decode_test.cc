@@ -6,7 +6,9 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -765,6 +767,119 @@ TEST(StreamDecodeTest, AMalformedChipAfterARuleErrorIsLeftToTheWholePath) {
       StreamValidateAndDecode(head + ChipField(t.chips(1)), Hw()).has_value());
   // Well formed, the same rule error comes back from both.
   EXPECT_THAT(Error(t), HasSubstr("bytes is 0"));
+}
+
+// InstrList stores an instruction in 24 bytes and gives it back whole: every
+// field at the largest value its packed width holds, and one past it (kept
+// whole beside the packed ones), for each kind and the fields that share
+// storage (a message's dst_qp with src_addr, a MsgWait's count with
+// dst_addr).
+TEST(InstrListTest, EveryFieldAtAndPastItsPackedWidth) {
+  const uint64_t addr_max = (uint64_t{1} << 56) - 1;
+  const uint64_t bytes_max = (uint64_t{1} << 41) - 1;
+  const uint64_t qp_max = (uint64_t{1} << 18) - 1;
+  const uint64_t peer_max = (uint64_t{1} << 16) - 1;
+  std::vector<Instr> cases;
+  for (int k = 0; k <= static_cast<int>(OpKind::kFence); ++k) {
+    Instr in;
+    in.kind = static_cast<OpKind>(k);
+    cases.push_back(in);  // all zero
+    in.reduce_sum = true;
+    in.qp_id = qp_max;
+    in.peer = peer_max;
+    in.src_addr = addr_max;
+    in.dst_addr = addr_max;
+    in.bytes = bytes_max;
+    cases.push_back(in);  // every field at its widest packed value
+    Instr past = in;
+    past.qp_id = qp_max + 1;
+    cases.push_back(past);
+    past = in;
+    past.peer = peer_max + 1;
+    cases.push_back(past);
+    past = in;
+    past.src_addr = addr_max + 1;
+    cases.push_back(past);
+    past = in;
+    past.dst_addr = ~uint64_t{0};
+    cases.push_back(past);
+    past = in;
+    past.bytes = bytes_max + 1;
+    cases.push_back(past);
+  }
+  Instr wait;
+  wait.kind = OpKind::kMsgWait;
+  wait.qp_id = 7;
+  wait.dst_qp = 7;
+  wait.count = 0xffffffffu;
+  cases.push_back(wait);
+  Instr msg;
+  msg.kind = OpKind::kRemoteMsgSend;
+  msg.qp_id = 3;
+  msg.peer = 9;
+  msg.dst_qp = 0xfffffu;
+  cases.push_back(msg);
+
+  InstrList list;
+  for (const Instr& in : cases) list.push_back(in);
+  ASSERT_EQ(list.size(), cases.size());
+  size_t i = 0;
+  for (const Instr& in : list) {  // iteration gives what indexing gives
+    EXPECT_TRUE(SameInstr(in, cases[i])) << "case " << i;
+    EXPECT_TRUE(SameInstr(list[i], cases[i])) << "case " << i;
+    ++i;
+  }
+  EXPECT_EQ(i, cases.size());
+  EXPECT_EQ(list[list.size() - 2].count, 0xffffffffu);
+  EXPECT_EQ(list.back().dst_qp, 0xfffffu);
+  EXPECT_THROW(list.at(cases.size()), std::out_of_range);
+
+  // Replacing: a whole one by a packed one and back.
+  list.set(4, cases[1]);
+  EXPECT_TRUE(SameInstr(list[4], cases[1]));
+  list.set(1, cases[4]);
+  EXPECT_TRUE(SameInstr(list[1], cases[4]));
+}
+
+// Random instructions with fields of random widths (0 to 64 bits) come back
+// as they went in; the ones that fit take 24 bytes each and nothing else.
+TEST(InstrListTest, RandomInstructionsComeBackWholeIn24BytesEach) {
+  std::mt19937_64 rng(15);
+  const auto bits = [&](int most) {
+    const int w = static_cast<int>(rng() % (most + 1));
+    return w == 0 ? uint64_t{0} : rng() >> (64 - w);
+  };
+  std::vector<Instr> cases;
+  for (int n = 0; n < 20000; ++n) {
+    Instr in;
+    in.kind = static_cast<OpKind>(rng() % 7);
+    in.reduce_sum = (rng() & 1) != 0;
+    in.qp_id = bits(24);
+    in.peer = bits(24);
+    in.src_addr = bits(64);
+    in.dst_addr = bits(64);
+    in.bytes = bits(64);
+    cases.push_back(in);
+  }
+  const InstrList list(cases);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    ASSERT_TRUE(SameInstr(list[i], cases[i])) << "instruction " << i;
+  }
+
+  InstrList small;
+  constexpr size_t kCount = 1000;
+  small.reserve(kCount);
+  for (size_t i = 0; i < kCount; ++i) {
+    Instr in;
+    in.kind = OpKind::kTransfer;
+    in.peer = static_cast<uint32_t>(i % 65536);
+    in.qp_id = static_cast<uint32_t>(i % 8);
+    in.src_addr = i << 20;
+    in.dst_addr = (i << 20) + 4096;
+    in.bytes = 1 + i * 4096;
+    small.push_back(in);
+  }
+  EXPECT_EQ(small.allocated_bytes(), kCount * 24);
 }
 
 }  // namespace

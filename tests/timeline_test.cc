@@ -360,12 +360,14 @@ TEST(TimelineTest, SwitchPortsHaveTracksAndQueueCounters) {
   // Chips 1-3 all write to chip 0 and tell it: its switch port queues.
   Program p = RingExchange(4, 20000);
   for (uint32_t c = 1; c < 4; ++c) {
-    std::vector<Instr>& in = p.chips[c].streams[0].instrs;
-    in[0].peer = in[1].peer = 0;
-    in.pop_back();  // no wait
+    InstrList& list = p.chips[c].streams[0].instrs;
+    Instr write = list[0], msg = list[1];
+    write.peer = msg.peer = 0;
+    list = {write, msg};  // no wait
   }
-  p.chips[0].streams[0].instrs = {p.chips[0].streams[0].instrs[2]};
-  p.chips[0].streams[0].instrs[0].count = 3;
+  Instr wait = p.chips[0].streams[0].instrs[2];
+  wait.count = 3;
+  p.chips[0].streams[0].instrs = {wait};
   auto run = ReplayRing(p, hw, {}, TopologyKind::kSwitch);
   const std::string text = Json(*run);
   const JsonSummary sum = CheckJson(text);

@@ -4,7 +4,10 @@
 #ifndef CCREPLAY_TRACE_PROGRAM_H_
 #define CCREPLAY_TRACE_PROGRAM_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -59,7 +62,8 @@ struct TraceTarget {
 };
 
 // One instruction: a 32-byte value (docs/architecture.md, "Memory per
-// instruction"). Each kind uses only its own fields, and the fields no kind
+// instruction"; a program stores it packed in 24, InstrList below). Each
+// kind uses only its own fields, and the fields no kind
 // uses together share storage: dst_qp (the message kinds) with src_addr
 // (Transfer, Send), count (MsgWait) with dst_addr (Transfer, Receive). So
 // read a field only for a kind that uses it; the others (qp_id, peer, bytes,
@@ -94,9 +98,92 @@ inline bool SameInstr(const Instr& a, const Instr& b) {
          a.dst_addr == b.dst_addr && a.bytes == b.bytes;
 }
 
+// A stream's instructions, stored packed in 24 bytes each and read back as
+// Instr values (by value: there is no Instr object in the list to refer
+// to). An instruction whose fields need more than the packed widths (an
+// address or counter id of 2^56 or more, a size of 2^41 bytes or more, a
+// qp id of 2^18 or more, a peer of 2^16 or more: far beyond any chip, but
+// the schema allows them) is kept whole beside the packed ones, so no value
+// is lost. Packed, the first word holds kind (3 bits), reduce_sum (1), the
+// escape flag (1), qp_id (18), peer (16) and the low 25 bits of bytes; the
+// second and third hold src_addr and dst_addr (56 bits each: a message's
+// dst_qp and a MsgWait's count share them, as in Instr) and the next 8 bits
+// of bytes each.
+class InstrList {
+ public:
+  InstrList() = default;
+  InstrList(std::initializer_list<Instr> list);
+  InstrList(const std::vector<Instr>& list);  // NOLINT: implicit, as a vector
+
+  size_t size() const { return packed_.size(); }
+  bool empty() const { return packed_.empty(); }
+  void reserve(size_t n) { packed_.reserve(n); }
+  // Bytes allocated (packed and whole ones), for the memory counters.
+  size_t allocated_bytes() const {
+    return packed_.capacity() * sizeof(Packed) +
+           whole_.capacity() * sizeof(Instr);
+  }
+  void push_back(const Instr& in) { packed_.push_back(Pack(in)); }
+  // Replaces instruction i.
+  void set(size_t i, const Instr& in) { packed_[i] = Pack(in); }
+  Instr operator[](size_t i) const {
+    const Packed& p = packed_[i];
+    if (p.w[0] & kEscaped) return whole_[p.w[1]];
+    Instr in;
+    in.kind = static_cast<OpKind>(p.w[0] & 7u);
+    in.reduce_sum = ((p.w[0] >> 3) & 1u) != 0;
+    in.qp_id = (p.w[0] >> 5) & kQpMask;
+    in.peer = (p.w[0] >> 23) & kPeerMask;
+    in.src_addr = p.w[1] & kAddrMask;
+    in.dst_addr = p.w[2] & kAddrMask;
+    in.bytes = (p.w[0] >> 39) | ((p.w[1] >> 56) << 25) | ((p.w[2] >> 56) << 33);
+    return in;
+  }
+  // operator[] with a bounds check (std::out_of_range).
+  Instr at(size_t i) const;
+  Instr back() const { return (*this)[size() - 1]; }
+
+  class const_iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = Instr;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = Instr;
+    const_iterator(const InstrList* list, size_t i) : list_(list), i_(i) {}
+    Instr operator*() const { return (*list_)[i_]; }
+    const_iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator==(const const_iterator& o) const { return i_ == o.i_; }
+    bool operator!=(const const_iterator& o) const { return i_ != o.i_; }
+
+   private:
+    const InstrList* list_;
+    size_t i_;
+  };
+  const_iterator begin() const { return const_iterator(this, 0); }
+  const_iterator end() const { return const_iterator(this, size()); }
+
+ private:
+  struct Packed {
+    uint64_t w[3];
+  };
+  static constexpr uint64_t kEscaped = uint64_t{1} << 4;
+  static constexpr uint64_t kQpMask = (uint64_t{1} << 18) - 1;
+  static constexpr uint64_t kPeerMask = (uint64_t{1} << 16) - 1;
+  static constexpr uint64_t kAddrMask = (uint64_t{1} << 56) - 1;
+  static constexpr uint64_t kBytesLimit = uint64_t{1} << 41;
+  Packed Pack(const Instr& in);
+
+  std::vector<Packed> packed_;
+  std::vector<Instr> whole_;  // the instructions too wide to pack
+};
+
 struct StreamProgram {
   uint32_t id = 0;  // the trace's stream id, for messages
-  std::vector<Instr> instrs;
+  InstrList instrs;
 };
 
 struct ChipProgram {
