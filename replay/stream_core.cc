@@ -536,17 +536,17 @@ void StreamCore::PathStart(uint32_t e, uint32_t g, uint32_t cause,
   // started; anything else that caused it is the engine's previous
   // instruction.
   const OpPath* cts = nullptr;  // started: it holds a sum
-  Instr cts_in;                  // its Receive, when there is one
   if (cause != kNoCause && in.kind == OpKind::kSend &&
-      InstrAt(cause).kind == OpKind::kReceive &&
-      HeldSlot(cause) != kNoCause &&
+      KindAt(cause) == OpKind::kReceive && HeldSlot(cause) != kNoCause &&
       path_.ArrivedAt(PathOf(cause)) == now) {
     cts = &PathOf(cause);
-    cts_in = InstrAt(cause);
   }
-  path_.Start(path, in, e, now, cause != kNoCause, cts,
-              cts != nullptr ? &cts_in : nullptr,
-              cts != nullptr ? ChipOf(cause) : 0);
+  if (cts == nullptr) {
+    path_.Start(path, in, e, now, cause != kNoCause, nullptr, nullptr, 0);
+  } else {
+    const Instr receive = InstrAt(cause);
+    path_.Start(path, in, e, now, true, cts, &receive, ChipOf(cause));
+  }
   if (in.kind == OpKind::kTransfer && path.follower != kNone) {
     CriticalPath::BeforeStarted(paths_[path.follower], now);
   }

@@ -129,6 +129,10 @@ class StreamCore {
     const StreamState& st = streams_[SlotOf(g)];
     return (*st.instrs)[g - st.base];
   }
+  OpKind KindAt(uint32_t g) const {
+    const StreamState& st = streams_[SlotOf(g)];
+    return st.instrs->kind(g - st.base);
+  }
   // Instruction g's engine-state slot while it is in flight (OpState), else
   // kNoCause: in its timing record, or in a lean replay's map of the
   // instructions in flight (ReplayOptions::keep_records).

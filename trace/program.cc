@@ -23,24 +23,12 @@ Instr InstrList::at(size_t i) const {
   return (*this)[i];
 }
 
-InstrList::Packed InstrList::Pack(const Instr& in) {
+InstrList::Packed InstrList::PackWhole(const Instr& in) {
   Packed p;
-  const auto kind = static_cast<uint64_t>(in.kind);
-  if (kind > 7 || in.qp_id > kQpMask || in.peer > kPeerMask ||
-      in.src_addr > kAddrMask || in.dst_addr > kAddrMask ||
-      in.bytes >= kBytesLimit) {
-    p.w[0] = kEscaped;
-    p.w[1] = whole_.size();
-    p.w[2] = 0;
-    whole_.push_back(in);
-    return p;
-  }
-  p.w[0] = kind | (uint64_t{in.reduce_sum} << 3) |
-           (static_cast<uint64_t>(in.qp_id) << 5) |
-           (static_cast<uint64_t>(in.peer) << 23) |
-           ((in.bytes & ((uint64_t{1} << 25) - 1)) << 39);
-  p.w[1] = in.src_addr | (((in.bytes >> 25) & 0xffu) << 56);
-  p.w[2] = in.dst_addr | ((in.bytes >> 33) << 56);
+  p.w[0] = kEscaped;
+  p.w[1] = whole_.size();
+  p.w[2] = 0;
+  whole_.push_back(in);
   return p;
 }
 

@@ -139,6 +139,12 @@ class InstrList {
     in.bytes = (p.w[0] >> 39) | ((p.w[1] >> 56) << 25) | ((p.w[2] >> 56) << 33);
     return in;
   }
+  // operator[](i).kind, read alone.
+  OpKind kind(size_t i) const {
+    const Packed& p = packed_[i];
+    return (p.w[0] & kEscaped) != 0 ? whole_[p.w[1]].kind
+                                    : static_cast<OpKind>(p.w[0] & 7u);
+  }
   // operator[] with a bounds check (std::out_of_range).
   Instr at(size_t i) const;
   Instr back() const { return (*this)[size() - 1]; }
@@ -175,7 +181,24 @@ class InstrList {
   static constexpr uint64_t kPeerMask = (uint64_t{1} << 16) - 1;
   static constexpr uint64_t kAddrMask = (uint64_t{1} << 56) - 1;
   static constexpr uint64_t kBytesLimit = uint64_t{1} << 41;
-  Packed Pack(const Instr& in);
+  Packed Pack(const Instr& in) {
+    if (static_cast<uint64_t>(in.kind) > 7 || in.qp_id > kQpMask ||
+        in.peer > kPeerMask || in.src_addr > kAddrMask ||
+        in.dst_addr > kAddrMask || in.bytes >= kBytesLimit) {
+      return PackWhole(in);
+    }
+    Packed p;
+    p.w[0] = static_cast<uint64_t>(in.kind) |
+             (uint64_t{in.reduce_sum} << 3) |
+             (static_cast<uint64_t>(in.qp_id) << 5) |
+             (static_cast<uint64_t>(in.peer) << 23) |
+             ((in.bytes & ((uint64_t{1} << 25) - 1)) << 39);
+    p.w[1] = in.src_addr | (((in.bytes >> 25) & 0xffu) << 56);
+    p.w[2] = in.dst_addr | ((in.bytes >> 33) << 56);
+    return p;
+  }
+  // An instruction too wide to pack: kept whole, found by its index.
+  Packed PackWhole(const Instr& in);
 
   std::vector<Packed> packed_;
   std::vector<Instr> whole_;  // the instructions too wide to pack
