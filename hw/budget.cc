@@ -26,12 +26,13 @@ constexpr uint64_t kDequeBytes =
     sizeof(std::deque<uint32_t>) + 8 * sizeof(void*) + 512;
 // The replay's state per instruction: its result, InstrTiming
 // (replay/engine.h, above this layer: chip and stream, 6 times, 2 causes;
-// tests/budget_test.cc keeps this in step), and its entry in a CDMA queue.
-// (The engine state of a write or message, OpState in
-// replay/stream_core.h, lives only while it is in flight, like the
-// packets.)
+// tests/budget_test.cc keeps this in step), and its entries in a CDMA queue
+// and in the write + msg table (replay/stream_core.h, msg_after_). (The
+// engine state of a write, OpState in replay/stream_core.h, lives only
+// while the write is in flight, like the packets.)
 constexpr uint64_t kInstrTimingBytes = kInstrTimingEstimateBytes;
-constexpr uint64_t kEngineBytesPerInstr = kInstrTimingBytes + sizeof(uint32_t);
+constexpr uint64_t kEngineBytesPerInstr =
+    kInstrTimingBytes + 2 * sizeof(uint32_t);
 // The message unit's state per (chip, counter): hw/message.h's per-slot
 // vectors.
 constexpr uint64_t kMessageSlotBytes = 4 * sizeof(uint32_t) +

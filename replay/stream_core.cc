@@ -68,6 +68,7 @@ absl::Status StreamCore::Flatten() {
       streams_.push_back(st);
     }
   }
+  if (!path_.on()) msg_after_.assign(total, 0);
   if (!records_) {
     // Block b starts at instruction b << kBlockBits; streams are in order.
     uint32_t slot = 0;
@@ -249,9 +250,9 @@ void StreamCore::Resume(uint32_t slot, TimePs now) {
         const uint32_t e = cdma_.Index(st.chip, in.qp_id);
         if (MovesData(in.kind)) st.outstanding++;
         if (in.kind == OpKind::kTransfer || in.kind == OpKind::kSend ||
-            in.kind == OpKind::kRemoteMsgSend || path_.on()) {
-          // A write or message: until it lands or counts; with the path
-          // summed, every op on a queue (its critical-path state).
+            path_.on()) {
+          // A write: until it is done; with the path summed, every op on a
+          // queue (its critical-path state), a message until it counts.
           NewOp(g);
         }
         if (path_.on()) PathIssue(g, slot, now);
@@ -384,7 +385,7 @@ void StreamCore::StartOp(uint32_t e, uint32_t g, TimePs ready, TimePs now) {
       StampEnd(g, now);
       return;
     case OpKind::kRemoteMsgSend:
-      Op(g).msg_after = msg_->MessageSent(chip, in.qp_id);
+      MsgAfter(g) = msg_->MessageSent(chip, in.qp_id);
       SendControl(PacketKind::kMsg, g, now);
       StampEnd(g, now);
       return;
@@ -425,7 +426,7 @@ void StreamCore::MessageArrived(uint32_t g, TimePs now) {
   // instruction on its qp has landed (lane groups may reorder packets).
   Stamp(g, &InstrTiming::arrived, now);
   if (path_.on()) path_.Arrived(PathOf(g), now);
-  if (msg_->MayCount(g, Op(g).msg_after, ChipOf(g), InstrAt(g).qp_id)) {
+  if (msg_->MayCount(g, MsgAfter(g), ChipOf(g), InstrAt(g).qp_id)) {
     DeliverMessage(g, now);
   }
 }
@@ -460,10 +461,6 @@ void StreamCore::CountMessage(uint32_t op, TimePs now) {
     const uint32_t held_by = path_.HeldBy(path);
     FreeOp(op);
     if (records_) r_.instrs[op].held_by = held_by;
-  } else {
-    const uint32_t held_by = Op(op).match;
-    FreeOp(op);
-    if (records_) r_.instrs[op].held_by = held_by;
   }
   msg_->Count(in.peer, in.dst_qp, op, now);
 }
@@ -473,8 +470,8 @@ void StreamCore::DataLanded(uint32_t g, TimePs now) {
                    [&](uint32_t m) {
                      if (path_.on()) {
                        path_.Released(PathOf(m), PathOf(g), g, now);
-                     } else {
-                       Op(m).match = g;
+                     } else {  // records are kept
+                       r_.instrs[m].held_by = g;
                      }
                      DeliverMessage(m, now);
                    });

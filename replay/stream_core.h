@@ -60,9 +60,8 @@ class StreamCore {
     const InstrList* instrs = nullptr;  // the program's, for this stream
   };
 
-  // Engine state of a Transfer, Send or RemoteMsgSend from its issue until
-  // it is done (a write's acknowledgement came back, or it was written
-  // locally; a message counted); when the replay
+  // Engine state of a Transfer or Send from its issue until it is done (its
+  // acknowledgement came back, or it was written locally); when the replay
   // sums the critical path, of every instruction on a CDMA queue (a
   // Receive: until its Send's data landed; a message: until it counted),
   // with its OpPath in paths_ under the same slot. The rest of an
@@ -74,14 +73,11 @@ class StreamCore {
   // FreeOp).
   struct OpState {
     uint64_t remaining = 0;  // payload bytes yet to land at the destination
-    // Send: its Receive. RemoteMsgSend (when the path is not summed): the
-    // write whose landing released it, if it was held (its timing record's
-    // held_by once it counts).
-    uint32_t match = kNone;
+    uint32_t match = kNone;   // Send: its Receive
     uint32_t send_index = 0;  // Send: position among Sends of its chip pair
     uint32_t data_seq = 0;    // order among its qp's data ops
-    // RemoteMsgSend: data ops on its qp that must land before it counts
-    // (MessageUnit::MessageSent).
+    // RemoteMsgSend, when the path is summed (else in msg_after_): data ops
+    // on its qp that must land before it counts (MessageUnit::MessageSent).
     uint32_t msg_after = 0;
   };
   static_assert(sizeof(OpState) <= 24, "engine state per op in flight");
@@ -150,8 +146,8 @@ class StreamCore {
   uint32_t ChipOf(uint32_t g) const {
     return records_ ? r_.instrs[g].chip : streams_[SlotOf(g)].chip;
   }
-  // The engine state of Transfer, Send or RemoteMsgSend g, issued and not
-  // yet done (with the path summed: of any op on a queue).
+  // The engine state of Transfer or Send g, issued and not yet done (with
+  // the path summed: of any op on a queue until it is done or counts).
   OpState& Op(uint32_t g) { return ops_[HeldSlot(g)]; }
   const OpState& Op(uint32_t g) const { return ops_[HeldSlot(g)]; }
   OpPath& PathOf(uint32_t g) { return paths_[HeldSlot(g)]; }
@@ -246,6 +242,12 @@ class StreamCore {
   std::vector<uint32_t> block_slot_;
   std::vector<uint32_t> stream_end_;
   absl::flat_hash_map<uint32_t, uint32_t> held_;
+  // Without the path summed, messages have no engine state: per
+  // instruction, what a RemoteMsgSend waits for (OpState::msg_after).
+  std::vector<uint32_t> msg_after_;
+  uint32_t& MsgAfter(uint32_t g) {
+    return path_.on() ? Op(g).msg_after : msg_after_[g];
+  }
   CriticalPath path_;
   std::vector<StreamState> streams_;
   absl::flat_hash_map<uint64_t, PairState> pairs_;
