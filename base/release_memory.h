@@ -30,10 +30,10 @@ inline void ReleaseFreeMemory() {
 // was given back.
 inline bool DropWholePages(char* data, size_t size) {
   const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) &
-                          ~(page - 1);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + size) &
-                        ~(page - 1);
+  const uintptr_t begin =
+      (reinterpret_cast<uintptr_t>(data) + page - 1) & ~(page - 1);
+  const uintptr_t end =
+      (reinterpret_cast<uintptr_t>(data) + size) & ~(page - 1);
   if (end <= begin) return false;
   return ::madvise(reinterpret_cast<void*>(begin), end - begin,
                    MADV_DONTNEED) == 0;

@@ -65,7 +65,9 @@ class MessageUnit {
     return counters_[Slot(chip, qp)];
   }
   // The index of counter (chip, qp) among all chips' counters.
-  size_t CounterIndex(uint32_t chip, uint32_t qp) const { return Slot(chip, qp); }
+  size_t CounterIndex(uint32_t chip, uint32_t qp) const {
+    return Slot(chip, qp);
+  }
   // The message counted last on (chip, qp), or kNone.
   uint32_t last_message(uint32_t chip, uint32_t qp) const {
     return last_msg_[Slot(chip, qp)];

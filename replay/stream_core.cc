@@ -299,7 +299,7 @@ void StreamCore::NewOp(uint32_t g) {
   if (records_) {
     r_.instrs[g].held_by = slot;
   } else {
-    held_.emplace(g, slot);
+    held_.Insert(g, slot);
   }
 }
 
@@ -310,10 +310,8 @@ void StreamCore::FreeOp(uint32_t g) {
     if (slot == kNoCause) return;  // had no slot
     r_.instrs[g].held_by = kNoCause;
   } else {
-    const auto it = held_.find(g);
-    if (it == held_.end()) return;
-    slot = it->second;
-    held_.erase(it);
+    slot = held_.Erase(g);
+    if (slot == IdMap::kAbsent) return;  // had no slot
   }
   if (path_.on()) path_.Done(paths_[slot]);
   free_ops_.push_back(slot);

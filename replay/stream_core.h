@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "base/event_queue.h"
+#include "base/id_map.h"
 #include "hw/cdma.h"
 #include "hw/config.h"
 #include "hw/message.h"
@@ -72,7 +73,7 @@ class StreamCore {
   // written when it counts) and cleared when the slot is freed (Op, NewOp,
   // FreeOp).
   struct OpState {
-    uint64_t remaining = 0;  // payload bytes yet to land at the destination
+    uint64_t remaining = 0;   // payload bytes yet to land at the destination
     uint32_t match = kNone;   // Send: its Receive
     uint32_t send_index = 0;  // Send: position among Sends of its chip pair
     uint32_t data_seq = 0;    // order among its qp's data ops
@@ -133,9 +134,7 @@ class StreamCore {
   // kNoCause: in its timing record, or in a lean replay's map of the
   // instructions in flight (ReplayOptions::keep_records).
   uint32_t HeldSlot(uint32_t g) const {
-    if (records_) return r_.instrs[g].held_by;
-    const auto it = held_.find(g);
-    return it == held_.end() ? kNoCause : it->second;
+    return records_ ? r_.instrs[g].held_by : held_.Find(g);
   }
   // Sets one time of g's timing record, when records are kept.
   void Stamp(uint32_t g, TimePs InstrTiming::*field, TimePs now) {
@@ -235,13 +234,14 @@ class StreamCore {
   std::optional<Breakdown> PathResult();
 
   std::string engine_name_;
-  const bool records_;           // ReplayOptions::keep_records
+  const bool records_;  // ReplayOptions::keep_records
   // Without records: per block of 2^kBlockBits instructions, the stream
   // slot of its first; per stream slot, the end of its instructions
   // (base + size); the state slots of the instructions in flight.
   std::vector<uint32_t> block_slot_;
   std::vector<uint32_t> stream_end_;
-  absl::flat_hash_map<uint32_t, uint32_t> held_;
+  IdMap held_;
+  static_assert(IdMap::kAbsent == kNoCause, "HeldSlot of none");
   // Without the path summed, messages have no engine state: per
   // instruction, what a RemoteMsgSend waits for (OpState::msg_after).
   std::vector<uint32_t> msg_after_;

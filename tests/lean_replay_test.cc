@@ -89,8 +89,8 @@ TEST_F(LeanReplayCliTest, AChipThatDoesNotParseAfterPagesWentBack) {
     std::ofstream out(Path("bad.pb"), std::ios::binary);
     out << bytes;
   }
-  const auto file = ccreplay_test::RunCcreplay(
-      "replay " + Path("bad.pb") + " -q --json " + Path("r.json"));
+  const auto file = ccreplay_test::RunCcreplay("replay " + Path("bad.pb") +
+                                               " -q --json " + Path("r.json"));
   const auto in = ccreplay_test::RunCcreplay(
       "replay - -q --json " + Path("r.json") + " < " + Path("bad.pb"));
   EXPECT_EQ(file.exit_code, 1) << file.out;

@@ -32,7 +32,6 @@ InstrList::Packed InstrList::PackWhole(const Instr& in) {
   return p;
 }
 
-
 absl::string_view OpKindName(OpKind k) {
   switch (k) {
     case OpKind::kTransfer:

@@ -188,8 +188,7 @@ class InstrList {
       return PackWhole(in);
     }
     Packed p;
-    p.w[0] = static_cast<uint64_t>(in.kind) |
-             (uint64_t{in.reduce_sum} << 3) |
+    p.w[0] = static_cast<uint64_t>(in.kind) | (uint64_t{in.reduce_sum} << 3) |
              (static_cast<uint64_t>(in.qp_id) << 5) |
              (static_cast<uint64_t>(in.peer) << 23) |
              ((in.bytes & ((uint64_t{1} << 25) - 1)) << 39);
