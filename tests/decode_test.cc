@@ -781,44 +781,39 @@ TEST(InstrListTest, EveryFieldAtAndPastItsPackedWidth) {
   const uint64_t peer_max = (uint64_t{1} << 16) - 1;
   std::vector<Instr> cases;
   for (int k = 0; k <= static_cast<int>(OpKind::kFence); ++k) {
-    Instr in;
-    in.kind = static_cast<OpKind>(k);
-    cases.push_back(in);  // all zero
-    in.reduce_sum = true;
-    in.qp_id = qp_max;
-    in.peer = peer_max;
-    in.src_addr = addr_max;
-    in.dst_addr = addr_max;
-    in.bytes = bytes_max;
+    const auto kind = static_cast<OpKind>(k);
+    Instr zero;  // all zero
+    zero.kind = kind;
+    cases.push_back(zero);
+    const Instr in{.kind = kind,
+                   .reduce_sum = true,
+                   .qp_id = qp_max,
+                   .peer = peer_max,
+                   .src_addr = addr_max,
+                   .dst_addr = addr_max,
+                   .bytes = bytes_max};
     cases.push_back(in);  // every field at its widest packed value
-    Instr past = in;
-    past.qp_id = qp_max + 1;
-    cases.push_back(past);
-    past = in;
-    past.peer = peer_max + 1;
-    cases.push_back(past);
-    past = in;
-    past.src_addr = addr_max + 1;
-    cases.push_back(past);
-    past = in;
-    past.dst_addr = ~uint64_t{0};
-    cases.push_back(past);
-    past = in;
-    past.bytes = bytes_max + 1;
-    cases.push_back(past);
+    // Then one field past it at a time.
+    const auto past = [&](auto set) {
+      Instr wider = in;
+      set(wider);
+      cases.push_back(wider);
+    };
+    past([&](Instr& w) { w.qp_id = qp_max + 1; });
+    past([&](Instr& w) { w.peer = peer_max + 1; });
+    past([&](Instr& w) { w.src_addr = addr_max + 1; });
+    past([&](Instr& w) { w.dst_addr = ~uint64_t{0}; });
+    past([&](Instr& w) { w.bytes = bytes_max + 1; });
   }
-  Instr wait;
-  wait.kind = OpKind::kMsgWait;
-  wait.qp_id = 7;
-  wait.dst_qp = 7;
-  wait.count = 0xffffffffu;
-  cases.push_back(wait);
-  Instr msg;
-  msg.kind = OpKind::kRemoteMsgSend;
-  msg.qp_id = 3;
-  msg.peer = 9;
-  msg.dst_qp = 0xfffffu;
-  cases.push_back(msg);
+  cases.push_back(Instr{.kind = OpKind::kMsgWait,
+                        .qp_id = 7,
+                        .dst_qp = 7,
+                        .count = 0xffffffffu});
+  cases.push_back(Instr{.kind = OpKind::kRemoteMsgSend,
+                        .qp_id = 3,
+                        .peer = 9,
+                        .dst_qp = 0xfffffu,
+                        .dst_addr = 0});
 
   InstrList list;
   for (const Instr& in : cases) list.push_back(in);
