@@ -70,8 +70,8 @@ class StreamCore {
   // whose slots are reused, so its size follows the instructions in
   // flight, not the trace; the slot of instruction g is kept in
   // r_.instrs[g].held_by while it is in flight (a message's own held_by is
-  // written when it counts) and cleared when the slot is freed (Op, NewOp,
-  // FreeOp).
+  // written when it counts), or in a lean replay in held_, and cleared when
+  // the slot is freed (HeldSlot, Op, NewOp, FreeOp).
   struct OpState {
     uint64_t remaining = 0;   // payload bytes yet to land at the destination
     uint32_t match = kNone;   // Send: its Receive
