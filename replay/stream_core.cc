@@ -253,7 +253,7 @@ void StreamCore::Resume(uint32_t slot, TimePs now) {
             path_.on()) {
           // A write: until it is done; with the path summed, every op on a
           // queue (its critical-path state), a message until it counts.
-          NewOp(g);
+          NewOp(g, in);
         }
         if (path_.on()) PathIssue(g, slot, now);
         if (in.kind == OpKind::kSend) {
@@ -284,7 +284,7 @@ bool StreamCore::SendReady(uint32_t g) const {
   return pair != nullptr && pair->cts.size() > Op(g).send_index;
 }
 
-void StreamCore::NewOp(uint32_t g) {
+void StreamCore::NewOp(uint32_t g, const Instr& in) {
   uint32_t slot;
   if (free_ops_.empty()) {
     slot = static_cast<uint32_t>(ops_.size());
@@ -300,6 +300,11 @@ void StreamCore::NewOp(uint32_t g) {
     r_.instrs[g].held_by = slot;
   } else {
     held_.Insert(g, slot);
+    if (slot == op_instrs_.size()) {
+      op_instrs_.push_back(in);
+    } else {
+      op_instrs_[slot] = in;
+    }
   }
 }
 

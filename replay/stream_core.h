@@ -122,7 +122,15 @@ class StreamCore {
   // any other kind.
   bool DispatchStream(const Event& ev, TimePs now);
   // From the stream's own array (SlotOf finds the stream).
+  // A lean replay reads an instruction in flight from the copy its state
+  // slot keeps (op_instrs_): by its later events the program's line has
+  // left the cache.
   Instr InstrAt(uint32_t g) const {
+    if (!records_) {
+      if (const uint32_t slot = held_.Find(g); slot != IdMap::kAbsent) {
+        return op_instrs_[slot];
+      }
+    }
     const StreamState& st = streams_[SlotOf(g)];
     return (*st.instrs)[g - st.base];
   }
@@ -225,7 +233,7 @@ class StreamCore {
   bool SendReady(uint32_t g) const;
   // Takes a pool slot for Transfer or Send g at its issue; frees it once
   // its write has landed.
-  void NewOp(uint32_t g);
+  void NewOp(uint32_t g, const Instr& in);
   void FreeOp(uint32_t g);
 
   // The critical path's sums (CriticalPath), and the breakdown they give
@@ -241,6 +249,7 @@ class StreamCore {
   std::vector<uint32_t> block_slot_;
   std::vector<uint32_t> stream_end_;
   IdMap held_;
+  std::vector<Instr> op_instrs_;  // lean: per state slot, its instruction
   static_assert(IdMap::kAbsent == kNoCause, "HeldSlot of none");
   // Without the path summed, messages have no engine state: per
   // instruction, what a RemoteMsgSend waits for (OpState::msg_after).
