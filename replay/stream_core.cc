@@ -57,13 +57,16 @@ absl::Status StreamCore::Flatten() {
       st.base = g;
       st.size = static_cast<uint32_t>(streams[s].instrs.size());
       st.instrs = &streams[s].instrs;
-      for (uint32_t i = 0; records_ && i < st.size; ++i) {
-        InstrTiming& t = r_.instrs.emplace_back();
-        t.chip = c;
-        t.stream = s;
-      }
       g += st.size;
-      if (!records_) stream_end_.push_back(g);
+      if (records_) {
+        for (uint32_t i = 0; i < st.size; ++i) {
+          InstrTiming& t = r_.instrs.emplace_back();
+          t.chip = c;
+          t.stream = s;
+        }
+      } else {
+        stream_end_.push_back(g);
+      }
       r_.stream_first.push_back(st.base);
       streams_.push_back(st);
     }

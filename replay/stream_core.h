@@ -121,10 +121,10 @@ class StreamCore {
   // kStreamResume, kCdmaKick, kLocalDone, kMsgLocal, kMsgCount; false for
   // any other kind.
   bool DispatchStream(const Event& ev, TimePs now);
-  // From the stream's own array (SlotOf finds the stream).
-  // A lean replay reads an instruction in flight from the copy its state
-  // slot keeps (op_instrs_): by its later events the program's line has
-  // left the cache.
+  // From the stream's own array (SlotOf finds the stream); in a lean
+  // replay, an instruction in flight from the copy its state slot keeps
+  // (op_instrs_): by its later events the program's line has left the
+  // cache.
   Instr InstrAt(uint32_t g) const {
     if (!records_) {
       if (const uint32_t slot = held_.Find(g); slot != IdMap::kAbsent) {

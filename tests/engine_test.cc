@@ -40,6 +40,11 @@ Instr RemoteMsg(uint32_t qp, uint32_t dst, uint32_t dst_qp) {
   i.dst_qp = dst_qp;
   return i;
 }
+Instr LocalMsg(uint32_t qp, uint32_t dst_qp) {
+  Instr i = RemoteMsg(qp, 0, dst_qp);  // MsgSend has no peer
+  i.kind = OpKind::kMsgSend;
+  return i;
+}
 Instr MsgWait(uint32_t qp, uint32_t count) {
   Instr i;
   i.kind = OpKind::kMsgWait;
@@ -944,14 +949,6 @@ TEST(BreakdownTest, WriteThenMessageSplitsIntoItsMechanisms) {
   // The message waited behind the Transfer's 168-byte tail on the link.
   EXPECT_EQ((*b)[PathCause::kQueueing].ps(), LinkPs(168));  // 420
   EXPECT_EQ((*b)[PathCause::kOther].ps(), 0);
-}
-
-Instr LocalMsg(uint32_t qp, uint32_t dst_qp) {
-  Instr i;
-  i.kind = OpKind::kMsgSend;
-  i.qp_id = qp;
-  i.dst_qp = dst_qp;
-  return i;
 }
 
 // The breakdown the replay sums as it runs equals the walk over the
