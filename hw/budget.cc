@@ -49,10 +49,16 @@ constexpr uint64_t kEventsPerInstr = 4;
 // two times (an event's time plus a latency) without wrapping.
 constexpr u128 kMaxPs = u128{1} << 62;
 
-u128 Ceil(u128 num, u128 den) { return (num + den - 1) / den; }
+u128 Ceil(u128 num, u128 den) {
+  // Most operands fit 64 bits: the 128-bit division is a library call.
+  if ((num | den) <= ~uint64_t{0}) {
+    const uint64_t n = static_cast<uint64_t>(num);
+    const uint64_t d = static_cast<uint64_t>(den);
+    return n / d + (n % d != 0);
+  }
+  return (num + den - 1) / den;
+}
 
-// Saturating: a product past 2^128 is 2^128 - 1, far above every limit,
-// never a wrapped small number.
 u128 SatMul(u128 a, u128 b) {
   return a != 0 && b > ~u128{0} / a ? ~u128{0} : a * b;
 }
@@ -81,58 +87,69 @@ struct InstrCost {
   u128 ps = 0;
 };
 
-// `out` hops from the instruction's chip to its peer, `back` hops back.
-InstrCost CostOf(const Instr& in, uint32_t chip, const HwConfig& hw,
-                 uint32_t out, uint32_t back) {
-  InstrCost c;
-  const u128 hop_ctl = HopPs(hw, hw.packet_header_bytes);
-  auto control = [&](uint32_t hops) {  // one control packet
-    c.events += kEventsPerPacket + kEventsPerHop * hops;
-    c.ps += hop_ctl * hops;
-  };
-  switch (in.kind) {
-    case OpKind::kTransfer:
-    case OpKind::kSend: {
-      c.ps += static_cast<u128>(hw.cdma_startup.ps());
-      if (hw.cdma_bytes_per_s != 0) {
-        c.ps += Ceil(u128{in.bytes} * kPsPerSecond, hw.cdma_bytes_per_s);
-      }
-      if (in.kind == OpKind::kTransfer && in.peer == chip) break;  // local
-      const u128 packets = Ceil(in.bytes, hw.packet_payload_bytes);
-      c.events += packets * (kEventsPerPacket + kEventsPerHop * out);
-      c.ps = SatAdd(
-          c.ps, SatMul(packets,
-                       SatMul(out, HopPs(hw, uint64_t{hw.packet_payload_bytes} +
-                                                 hw.packet_header_bytes))));
-      control(back);  // the acknowledgement
-      break;
-    }
-    case OpKind::kReceive:
-      control(out);  // the clear-to-send
-      break;
-    case OpKind::kRemoteMsgSend:
-      c.ps += static_cast<u128>(hw.msg_remote_latency.ps());
-      control(out);
-      break;
-    case OpKind::kMsgSend:
-      c.ps += static_cast<u128>(hw.msg_local_latency.ps());
-      break;
-    case OpKind::kMsgWait:
-    case OpKind::kFence:
-      break;
-  }
-  return c;
-}
+// The per-instruction costs on one hardware, with what does not depend on
+// the instruction worked out once.
+class CostModel {
+ public:
+  explicit CostModel(const HwConfig& hw)
+      : hw_(hw),
+        hop_ctl_(HopPs(hw, hw.packet_header_bytes)),
+        hop_data_(HopPs(
+            hw, uint64_t{hw.packet_payload_bytes} + hw.packet_header_bytes)) {}
 
-InstrCost CostOn(const Instr& in, uint32_t chip, const HwConfig& hw,
-                 const Topology& topo) {
-  if (in.peer == chip || in.kind == OpKind::kMsgWait ||
-      in.kind == OpKind::kFence || in.kind == OpKind::kMsgSend) {
-    return CostOf(in, chip, hw, 0, 0);
+  // `out` hops from the instruction's chip to its peer, `back` hops back.
+  InstrCost Of(const Instr& in, uint32_t chip, uint32_t out,
+               uint32_t back) const {
+    InstrCost c;
+    auto control = [&](uint32_t hops) {  // one control packet
+      c.events += kEventsPerPacket + kEventsPerHop * hops;
+      c.ps += hop_ctl_ * hops;
+    };
+    switch (in.kind) {
+      case OpKind::kTransfer:
+      case OpKind::kSend: {
+        c.ps += static_cast<u128>(hw_.cdma_startup.ps());
+        if (hw_.cdma_bytes_per_s != 0) {
+          c.ps += Ceil(u128{in.bytes} * kPsPerSecond, hw_.cdma_bytes_per_s);
+        }
+        if (in.kind == OpKind::kTransfer && in.peer == chip) break;  // local
+        const u128 packets = Ceil(in.bytes, hw_.packet_payload_bytes);
+        c.events += packets * (kEventsPerPacket + kEventsPerHop * out);
+        c.ps = SatAdd(c.ps, SatMul(packets, SatMul(out, hop_data_)));
+        control(back);  // the acknowledgement
+        break;
+      }
+      case OpKind::kReceive:
+        control(out);  // the clear-to-send
+        break;
+      case OpKind::kRemoteMsgSend:
+        c.ps += static_cast<u128>(hw_.msg_remote_latency.ps());
+        control(out);
+        break;
+      case OpKind::kMsgSend:
+        c.ps += static_cast<u128>(hw_.msg_local_latency.ps());
+        break;
+      case OpKind::kMsgWait:
+      case OpKind::kFence:
+        break;
+    }
+    return c;
   }
-  return CostOf(in, chip, hw, topo.Hops(chip, in.peer),
-                topo.Hops(in.peer, chip));
-}
+
+  // Of() over the routes of `topo`.
+  InstrCost On(const Instr& in, uint32_t chip, const Topology& topo) const {
+    if (in.peer == chip || in.kind == OpKind::kMsgWait ||
+        in.kind == OpKind::kFence || in.kind == OpKind::kMsgSend) {
+      return Of(in, chip, 0, 0);
+    }
+    return Of(in, chip, topo.Hops(chip, in.peer), topo.Hops(in.peer, chip));
+  }
+
+ private:
+  const HwConfig& hw_;
+  const u128 hop_ctl_;   // HopPs of a control packet
+  const u128 hop_data_;  // HopPs of a full data packet
+};
 
 std::string Sci(u128 v) {
   return absl::StrFormat("%.3g", static_cast<double>(v));
@@ -236,12 +253,13 @@ struct Totals {
 Totals SumCosts(const Program& program, const HwConfig& hw,
                 const Topology& topology) {
   Totals t;
+  const CostModel model(hw);
   for (uint32_t c = 0; c < program.chips.size(); ++c) {
     const ChipProgram& chip = program.chips[c];
     for (uint32_t s = 0; s < chip.streams.size(); ++s) {
       const InstrList& list = chip.streams[s].instrs;
       for (uint32_t i = 0; i < list.size(); ++i) {
-        const InstrCost cost = CostOn(list[i], c, hw, topology);
+        const InstrCost cost = model.On(list[i], c, topology);
         if (cost.ps >= kMaxPs && t.too_long.empty()) {
           t.too_long = absl::StrCat(InstrPlace(program, c, s, i), ": ",
                                     TooLong(list[i], hw, cost.ps));
@@ -272,7 +290,7 @@ ReplayEstimate EstimateReplay(const Program& program, const HwConfig& hw,
 
 std::string InstrTimeProblem(const Instr& in, uint32_t chip,
                              const HwConfig& hw) {
-  return TooLong(in, hw, CostOf(in, chip, hw, 1, 1).ps);
+  return TooLong(in, hw, CostModel(hw).Of(in, chip, 1, 1).ps);
 }
 
 absl::Status CheckReplayBudget(const Program& program, const HwConfig& hw,

@@ -214,8 +214,8 @@ bool PreferLeanReplay(const Program& program) {
       instrs += s.instrs.size();
       uint64_t run = 0;
       uint64_t most = 0;
-      for (const Instr& in : s.instrs) {
-        if (UsesQp(in.kind)) {
+      for (uint32_t i = 0; i < s.instrs.size(); ++i) {
+        if (UsesQp(s.instrs.kind(i))) {
           most = std::max(most, ++run);
         } else {
           run = 0;

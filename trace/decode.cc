@@ -15,6 +15,7 @@
 #include "google/protobuf/wire_format_lite.h"
 #include "trace/rules.h"
 #include "trace/trace_io.h"
+#include "trace/wire_chip.h"
 
 namespace ccreplay {
 namespace {
@@ -192,12 +193,15 @@ bool ParseSpan(absl::string_view bytes, Span span, pb::Message* m) {
 
 struct TraceDecoder::State {
   State(const v1::TraceHeader* header, const TraceTarget& hw)
-      : rules(header, hw, RuleOptions{}, &first) {}
+      : hw(hw), rules(header, hw, RuleOptions{}, &first) {}
+  TraceTarget hw;
   FirstError first;
   TraceRuleRunner rules;
   bool chips_checked = false;
   int next = 0;  // index of the next chips entry
   Program program;
+  WireChip wire;  // AddChipBytes' chip, its storage reused
+  int64_t wire_chips = 0;
 };
 
 TraceDecoder::TraceDecoder(const v1::TraceHeader* header, const TraceTarget& hw)
@@ -220,6 +224,36 @@ void TraceDecoder::AddChip(const v1::ChipProgram& chip) {
     DecodeChip(chip, &st.program.chips[chip.chip()].streams);
   }
 }
+
+bool TraceDecoder::AddChipBytes(absl::string_view bytes) {
+  State& st = *state_;
+  if (!st.chips_checked || st.first.Done()) {
+    // The rules have stopped: the chip need only parse.
+    if (!ReadWireChip(bytes, nullptr, &st.wire)) return false;
+  } else {
+    const WireRules rules{&st.hw, st.program.num_chips};
+    if (!ReadWireChip(bytes, &rules, &st.wire) ||
+        !st.rules.TakeCheckedChip(st.next, st.wire.chip)) {
+      return false;
+    }
+    std::vector<StreamProgram>& streams =
+        st.program.chips[st.wire.chip].streams;
+    streams.resize(st.wire.streams.size());
+    const Instr* in = st.wire.instrs.data();
+    for (size_t si = 0; si < streams.size(); ++si) {
+      const WireChip::Stream& ws = st.wire.streams[si];
+      StreamProgram& s = streams[si];
+      s.id = ws.id;
+      s.instrs.reserve(ws.size);
+      for (uint32_t i = 0; i < ws.size; ++i) s.instrs.push_back(*in++);
+    }
+  }
+  ++st.next;
+  ++st.wire_chips;
+  return true;
+}
+
+int64_t TraceDecoder::wire_chips() const { return state_->wire_chips; }
 
 absl::StatusOr<Program> TraceDecoder::Finish() {
   State& st = *state_;
@@ -278,12 +312,17 @@ std::optional<DecodedTrace> StreamValidateAndDecode(
     last_header_end = std::max(last_header_end, SpanEnd(h));
   }
   for (const Span& span : chips) {
-    auto* chip = pb::Arena::CreateMessage<v1::ChipProgram>(&arena);
-    if (!ParseSpan(bytes, span, chip)) return std::nullopt;
-    decoder.AddChip(*chip);
-    arena.Reset();
+    // Most chips are read straight from their bytes; the rest (and any
+    // that breaks a rule) are parsed by protobuf and checked by the rules.
+    if (!decoder.AddChipBytes(bytes.substr(span.offset, span.size))) {
+      auto* chip = pb::Arena::CreateMessage<v1::ChipProgram>(&arena);
+      if (!ParseSpan(bytes, span, chip)) return std::nullopt;
+      decoder.AddChip(*chip);
+      arena.Reset();
+    }
     if (consumed && SpanEnd(span) >= last_header_end) consumed(SpanEnd(span));
   }
+  out.wire_chips = decoder.wire_chips();
   out.program = decoder.Finish();
   return out;
 }

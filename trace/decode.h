@@ -53,6 +53,14 @@ class TraceDecoder {
   TraceDecoder& operator=(const TraceDecoder&) = delete;
 
   void AddChip(const v1::ChipProgram& chip);
+  // The next entry of trace.chips given as its bytes (a binary
+  // ChipProgram): taken as AddChip() would take it, without protobuf
+  // objects, when ReadWireChip() (trace/wire_chip.h) reads it and the rules
+  // pass it; false, and nothing done, otherwise: the caller then parses the
+  // bytes and calls AddChip().
+  bool AddChipBytes(absl::string_view bytes);
+  // How many chips AddChipBytes() took.
+  int64_t wire_chips() const;
   // What ValidateAndDecode() returns for the trace handed over. Once.
   absl::StatusOr<Program> Finish();
 
@@ -70,6 +78,9 @@ struct DecodedTrace {
   // What ValidateAndDecode() returns for the whole trace: the program, or
   // the rules' first error.
   absl::StatusOr<Program> program;
+  // Chips read straight from their bytes (StreamValidateAndDecode's fast
+  // path, trace/wire_chip.h); the others were parsed by protobuf.
+  int64_t wire_chips = 0;
 };
 
 // `trace`'s header and ValidateAndDecode(trace, hw).

@@ -1,7 +1,6 @@
 #include "trace/rules.h"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <utility>
 
@@ -12,11 +11,6 @@
 
 namespace ccreplay {
 namespace {
-
-// "addr + bytes" must leave the end of the range representable.
-bool RangeOverflows(uint64_t addr, uint64_t bytes) {
-  return bytes > std::numeric_limits<uint64_t>::max() - addr;
-}
 
 std::string RangeOverflowText(absl::string_view addr_field, uint64_t addr,
                               uint64_t bytes) {
@@ -74,6 +68,10 @@ class TraceRuleRunner::Rules {
     chip_ = &chip;
     CheckChip(c);
     chip_ = nullptr;
+  }
+  bool TakeCheckedChip(int c, uint32_t chip_id) {
+    if (sink_.Done() || chip_id >= num_chips_) return false;
+    return chip_entry_.try_emplace(chip_id, c).second;
   }
   void End() {
     if (!sink_.Done()) Matching();
@@ -242,7 +240,7 @@ class TraceRuleRunner::Rules {
   }
 
   void Qp(const TracePlace& p, uint32_t qp) {
-    if (CdmaOfQp(qp) < hw_.cdma_engines) return;
+    if (QpInRange(hw_, qp)) return;
     Err("qp-encoding", p,
         absl::StrCat("qp_id ", qp, " names cdma_id ", CdmaOfQp(qp),
                      " (vc_bank ", VcOfQp(qp),
@@ -253,7 +251,7 @@ class TraceRuleRunner::Rules {
   }
 
   void Counter(const TracePlace& p, absl::string_view field, uint32_t id) {
-    if (id < hw_.num_qps()) return;
+    if (CounterInRange(hw_, id)) return;
     Err("counter-range", p,
         absl::StrCat(field, " ", id, " out of range [0, ", hw_.num_qps(),
                      ") (message counters are qp ids: ", hw_.cdma_engines,
@@ -323,7 +321,7 @@ class TraceRuleRunner::Rules {
         Qp(p, t.qp_id());
         Peer(p, kind, "dst_chip", t.dst_chip(), false);
         Data(p, t.bytes(), "src_addr", t.src_addr(), "dst_addr", t.dst_addr());
-        if (!v1::ReduceOp_IsValid(t.reduce())) {
+        if (!ReduceOpKnown(t.reduce())) {
           Err("reduce-op", p,
               absl::StrCat("reduce ", static_cast<int>(t.reduce()),
                            " is not a known ReduceOp (REDUCE_NONE = 0, "
@@ -504,6 +502,10 @@ bool TraceRuleRunner::Begin() { return rules_->Begin(); }
 
 void TraceRuleRunner::Chip(int index, const v1::ChipProgram& chip) {
   rules_->Chip(index, chip);
+}
+
+bool TraceRuleRunner::TakeCheckedChip(int index, uint32_t chip_id) {
+  return rules_->TakeCheckedChip(index, chip_id);
 }
 
 void TraceRuleRunner::End() { rules_->End(); }

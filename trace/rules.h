@@ -36,6 +36,25 @@ const std::vector<RuleInfo>& TraceRules();
 // when none is set. The one table of kind names is OpKindName().
 absl::string_view InstructionKindName(const v1::Instruction& in);
 
+// The conditions of the per-instruction rules, for the rules below (which
+// word the errors) and for the binary decoder's fast path
+// (trace/wire_chip.h, which takes an instruction only if it passes them
+// all and leaves every other to the rules).
+// qp-encoding: the qp's engine exists.
+inline bool QpInRange(const TraceTarget& hw, uint32_t qp) {
+  return CdmaOfQp(qp) < hw.cdma_engines;
+}
+// counter-range: a message counter is a qp id of the chip.
+inline bool CounterInRange(const TraceTarget& hw, uint32_t id) {
+  return id < hw.num_qps();
+}
+// range-overflow: "addr + bytes" must leave the range's end representable.
+inline bool RangeOverflows(uint64_t addr, uint64_t bytes) {
+  return bytes > ~uint64_t{0} - addr;
+}
+// reduce-op: a known ReduceOp.
+inline bool ReduceOpKnown(int value) { return v1::ReduceOp_IsValid(value); }
+
 // A place in a v1::Trace, by index into its repeated fields (not by chip or
 // stream id). -1 = coarser: {-1, -1, -1} is the whole trace (or its header
 // when `header` is set), {c, -1, -1} is trace.chips(c).
@@ -117,6 +136,15 @@ class TraceRuleRunner {
   bool Begin();
   // trace.chips(index), after Begin() returned true.
   void Chip(int index, const v1::ChipProgram& chip);
+  // For trace.chips(index), which the caller found to pass every rule of a
+  // chip, its streams and its instructions except the ones on the chip's id
+  // (the binary decoder's fast path, trace/wire_chip.h), and which has no
+  // Send or Receive (those feed the matching): records it as chip `chip_id`
+  // and returns true, where Chip() would have found nothing. Returns false,
+  // recording nothing, where Chip() would report the id (out of range,
+  // listed before) or the sink is done: the caller then hands the chip to
+  // Chip().
+  bool TakeCheckedChip(int index, uint32_t chip_id);
   void End();
   // The sink wants no more findings.
   bool Done() const;

@@ -1,0 +1,251 @@
+#include "trace/wire_chip.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "proto/trace.pb.h"
+#include "trace/rules.h"
+
+namespace ccreplay {
+namespace {
+
+// Wire types (protobuf encoding): the only two the trace's fields use.
+constexpr uint32_t kVarint = 0;
+constexpr uint32_t kLengthDelimited = 2;
+constexpr uint64_t kMaxU32 = 0xffffffffu;
+
+// A cursor over one message's bytes.
+class Reader {
+ public:
+  Reader() = default;
+  Reader(const uint8_t* p, const uint8_t* end) : p_(p), end_(end) {}
+  bool done() const { return p_ == end_; }
+
+  // A varint of at most 10 bytes whose value fits 64 bits.
+  bool Varint(uint64_t* v) {
+    if (p_ != end_ && *p_ < 0x80) {
+      *v = *p_++;
+      return true;
+    }
+    uint64_t r = 0;
+    for (int i = 0; i < 10 && p_ != end_; ++i) {
+      const uint8_t b = *p_++;
+      if (i == 9 && b > 1) return false;
+      r |= uint64_t{b & 0x7fu} << (7 * i);
+      if (b < 0x80) {
+        *v = r;
+        return true;
+      }
+    }
+    return false;
+  }
+  // A tag as protobuf's parser reads one: at most 5 bytes, below 2^32, with
+  // a field number above 0.
+  bool Tag(uint32_t* field, uint32_t* wire_type) {
+    uint64_t t = 0;
+    if (!Short(&t)) return false;
+    *field = static_cast<uint32_t>(t >> 3);
+    *wire_type = static_cast<uint32_t>(t & 7);
+    return *field != 0;
+  }
+  // The bytes of a length-delimited field (its length in at most 5 bytes,
+  // within what is left).
+  bool Sub(Reader* sub) {
+    uint64_t n = 0;
+    if (!Short(&n) || n > static_cast<uint64_t>(end_ - p_)) return false;
+    *sub = Reader(p_, p_ + n);
+    p_ += n;
+    return true;
+  }
+
+ private:
+  bool Short(uint64_t* v) {
+    const uint8_t* start = p_;
+    return Varint(v) && p_ - start <= 5 && *v <= kMaxU32;
+  }
+
+  const uint8_t* p_ = nullptr;
+  const uint8_t* end_ = nullptr;
+};
+
+// A message whose fields are all varints numbered 1..n (n < 8), each at
+// most once: their values in v[0..n), 0 where absent (proto3's default).
+bool Scalars(Reader r, uint32_t n, uint64_t* v) {
+  std::fill(v, v + n, uint64_t{0});
+  uint32_t seen = 0;
+  while (!r.done()) {
+    uint32_t field = 0, wire_type = 0;
+    if (!r.Tag(&field, &wire_type) || wire_type != kVarint || field > n ||
+        ((seen >> field) & 1u) != 0) {
+      return false;
+    }
+    seen |= 1u << field;
+    if (!r.Varint(&v[field - 1])) return false;
+  }
+  return true;
+}
+
+// One Instruction message into *out (decoded as DecodeInstr does), checked
+// against the rules of its kind if `rules` is given (all but peer-self,
+// which needs the chip's id: ReadWireChip checks it after).
+bool ReadInstruction(Reader r, const WireRules* rules, Instr* out) {
+  uint32_t kind = 0, wire_type = 0;
+  Reader body;
+  if (!r.Tag(&kind, &wire_type) || wire_type != kLengthDelimited ||
+      !r.Sub(&body) || !r.done()) {
+    return false;  // no kind, another wire type, or more than one field
+  }
+  const TraceTarget* hw = rules != nullptr ? rules->hw : nullptr;
+  const uint32_t chips = rules != nullptr ? rules->num_chips : 0;
+  uint64_t v[6];
+  *out = Instr{};
+  switch (kind) {
+    case v1::Instruction::kTransferFieldNumber: {
+      // qp_id, dst_chip, src_addr, dst_addr, bytes, reduce
+      if (!Scalars(body, 6, v) || v[0] > kMaxU32 || v[1] > kMaxU32 ||
+          v[5] > v1::REDUCE_SUM) {
+        return false;
+      }
+      static_assert(v1::REDUCE_NONE == 0 && v1::REDUCE_SUM == 1);
+      if (hw != nullptr &&
+          (!QpInRange(*hw, static_cast<uint32_t>(v[0])) || v[1] >= chips ||
+           v[4] == 0 || RangeOverflows(v[2], v[4]) ||
+           RangeOverflows(v[3], v[4]))) {
+        return false;
+      }
+      out->kind = OpKind::kTransfer;
+      out->qp_id = v[0];
+      out->peer = v[1];
+      out->src_addr = v[2];
+      out->dst_addr = v[3];
+      out->bytes = v[4];
+      out->reduce_sum = v[5] == v1::REDUCE_SUM;
+      return true;
+    }
+    case v1::Instruction::kMsgSendFieldNumber:  // qp_id, dst_qp_id
+      if (!Scalars(body, 2, v) || v[0] > kMaxU32 || v[1] > kMaxU32) {
+        return false;
+      }
+      if (hw != nullptr &&
+          (!QpInRange(*hw, static_cast<uint32_t>(v[0])) ||
+           !CounterInRange(*hw, static_cast<uint32_t>(v[1])))) {
+        return false;
+      }
+      out->kind = OpKind::kMsgSend;
+      out->qp_id = v[0];
+      out->dst_qp = static_cast<uint32_t>(v[1]);
+      return true;
+    case v1::Instruction::kMsgWaitFieldNumber:  // qp_id, count
+      if (!Scalars(body, 2, v) || v[0] > kMaxU32 || v[1] > kMaxU32) {
+        return false;
+      }
+      if (hw != nullptr &&
+          (!CounterInRange(*hw, static_cast<uint32_t>(v[0])) || v[1] < 1)) {
+        return false;
+      }
+      out->kind = OpKind::kMsgWait;
+      out->qp_id = v[0];
+      out->dst_qp = static_cast<uint32_t>(v[0]);
+      out->count = static_cast<uint32_t>(v[1]);
+      return true;
+    case v1::Instruction::kRemoteMsgSendFieldNumber:  // qp_id, dst_chip,
+                                                      // dst_qp_id
+      if (!Scalars(body, 3, v) || v[0] > kMaxU32 || v[1] > kMaxU32 ||
+          v[2] > kMaxU32) {
+        return false;
+      }
+      if (hw != nullptr &&
+          (!QpInRange(*hw, static_cast<uint32_t>(v[0])) || v[1] >= chips ||
+           !CounterInRange(*hw, static_cast<uint32_t>(v[2])))) {
+        return false;
+      }
+      out->kind = OpKind::kRemoteMsgSend;
+      out->qp_id = v[0];
+      out->peer = v[1];
+      out->dst_qp = static_cast<uint32_t>(v[2]);
+      return true;
+    case v1::Instruction::kFenceFieldNumber:
+      if (!Scalars(body, 0, v)) return false;  // no field at all
+      out->kind = OpKind::kFence;
+      return true;
+    default:
+      return false;  // Send, Receive (the matching), or no such kind
+  }
+}
+
+// One Stream message: its id and its instructions appended to out->instrs.
+bool ReadStream(Reader r, const WireRules* rules, WireChip* out) {
+  WireChip::Stream s;
+  bool id_seen = false;
+  const size_t first = out->instrs.size();
+  while (!r.done()) {
+    uint32_t field = 0, wire_type = 0;
+    if (!r.Tag(&field, &wire_type)) return false;
+    if (field == v1::Stream::kIdFieldNumber && wire_type == kVarint &&
+        !id_seen) {
+      uint64_t id = 0;
+      if (!r.Varint(&id) || id > kMaxU32) return false;
+      s.id = static_cast<uint32_t>(id);
+      id_seen = true;
+    } else if (field == v1::Stream::kInstructionsFieldNumber &&
+               wire_type == kLengthDelimited) {
+      Reader in;
+      out->instrs.emplace_back();
+      if (!r.Sub(&in) || !ReadInstruction(in, rules, &out->instrs.back())) {
+        return false;
+      }
+    } else {
+      return false;
+    }
+  }
+  if (out->instrs.size() - first > kMaxU32) return false;
+  s.size = static_cast<uint32_t>(out->instrs.size() - first);
+  out->streams.push_back(s);
+  return true;
+}
+
+// The rules a chip's streams and instructions keep that need the chip's id
+// or all its streams: peer-self, stream-duplicate.
+bool ChipRulesHold(const WireChip& c) {
+  for (const Instr& in : c.instrs) {
+    if (in.kind == OpKind::kRemoteMsgSend && in.peer == c.chip) return false;
+  }
+  std::vector<uint32_t> ids;
+  ids.reserve(c.streams.size());
+  for (const WireChip::Stream& s : c.streams) ids.push_back(s.id);
+  std::sort(ids.begin(), ids.end());
+  return std::adjacent_find(ids.begin(), ids.end()) == ids.end();
+}
+
+}  // namespace
+
+bool ReadWireChip(absl::string_view bytes, const WireRules* rules,
+                  WireChip* out) {
+  out->chip = 0;
+  out->streams.clear();
+  out->instrs.clear();
+  const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  Reader r(p, p + bytes.size());
+  bool chip_seen = false;
+  while (!r.done()) {
+    uint32_t field = 0, wire_type = 0;
+    if (!r.Tag(&field, &wire_type)) return false;
+    if (field == v1::ChipProgram::kChipFieldNumber && wire_type == kVarint &&
+        !chip_seen) {
+      uint64_t chip = 0;
+      if (!r.Varint(&chip) || chip > kMaxU32) return false;
+      out->chip = static_cast<uint32_t>(chip);
+      chip_seen = true;
+    } else if (field == v1::ChipProgram::kStreamsFieldNumber &&
+               wire_type == kLengthDelimited) {
+      Reader s;
+      if (!r.Sub(&s) || !ReadStream(s, rules, out)) return false;
+    } else {
+      return false;
+    }
+  }
+  return rules == nullptr || ChipRulesHold(*out);
+}
+
+}  // namespace ccreplay
