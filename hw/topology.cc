@@ -445,7 +445,8 @@ uint32_t Topology::ComputeDatelineClasses() const {
   std::vector<std::vector<uint32_t>> by_dist;
   uint32_t worst = 0;
   for (uint32_t dst = 0; dst < num_chips_; ++dst) {
-    by_dist.clear();
+    // Emptied, not destroyed: their storage serves every destination.
+    for (std::vector<uint32_t>& links : by_dist) links.clear();
     for (uint32_t u = 0; u < num_nodes_; ++u) {
       if (u == dst) continue;
       const uint16_t h = hops_[Index(u, dst)];
