@@ -86,6 +86,31 @@ bool Scalars(Reader r, uint32_t n, uint64_t* v) {
   return true;
 }
 
+// A Transfer's fields (qp_id, dst_chip, src_addr, dst_addr, bytes, reduce)
+// into *out, checked against its rules if `hw` is given.
+bool ReadTransfer(Reader body, const TraceTarget* hw, uint32_t chips,
+                  Instr* out) {
+  uint64_t v[6];
+  if (!Scalars(body, 6, v) || v[0] > kMaxU32 || v[1] > kMaxU32 ||
+      v[5] > v1::REDUCE_SUM) {
+    return false;
+  }
+  static_assert(v1::REDUCE_NONE == 0 && v1::REDUCE_SUM == 1);
+  if (hw != nullptr &&
+      (!QpInRange(*hw, static_cast<uint32_t>(v[0])) || v[1] >= chips ||
+       v[4] == 0 || RangeOverflows(v[2], v[4]) || RangeOverflows(v[3], v[4]))) {
+    return false;
+  }
+  out->kind = OpKind::kTransfer;
+  out->qp_id = v[0];
+  out->peer = v[1];
+  out->src_addr = v[2];
+  out->dst_addr = v[3];
+  out->bytes = v[4];
+  out->reduce_sum = v[5] == v1::REDUCE_SUM;
+  return true;
+}
+
 // One Instruction message into *out (decoded as DecodeInstr does), checked
 // against the rules of its kind if `rules` is given (all but peer-self,
 // which needs the chip's id: ReadWireChip checks it after).
@@ -98,31 +123,11 @@ bool ReadInstruction(Reader r, const WireRules* rules, Instr* out) {
   }
   const TraceTarget* hw = rules != nullptr ? rules->hw : nullptr;
   const uint32_t chips = rules != nullptr ? rules->num_chips : 0;
-  uint64_t v[6];
+  uint64_t v[3];
   *out = Instr{};
   switch (kind) {
-    case v1::Instruction::kTransferFieldNumber: {
-      // qp_id, dst_chip, src_addr, dst_addr, bytes, reduce
-      if (!Scalars(body, 6, v) || v[0] > kMaxU32 || v[1] > kMaxU32 ||
-          v[5] > v1::REDUCE_SUM) {
-        return false;
-      }
-      static_assert(v1::REDUCE_NONE == 0 && v1::REDUCE_SUM == 1);
-      if (hw != nullptr &&
-          (!QpInRange(*hw, static_cast<uint32_t>(v[0])) || v[1] >= chips ||
-           v[4] == 0 || RangeOverflows(v[2], v[4]) ||
-           RangeOverflows(v[3], v[4]))) {
-        return false;
-      }
-      out->kind = OpKind::kTransfer;
-      out->qp_id = v[0];
-      out->peer = v[1];
-      out->src_addr = v[2];
-      out->dst_addr = v[3];
-      out->bytes = v[4];
-      out->reduce_sum = v[5] == v1::REDUCE_SUM;
-      return true;
-    }
+    case v1::Instruction::kTransferFieldNumber:
+      return ReadTransfer(body, hw, chips, out);
     case v1::Instruction::kMsgSendFieldNumber:  // qp_id, dst_qp_id
       if (!Scalars(body, 2, v) || v[0] > kMaxU32 || v[1] > kMaxU32) {
         return false;
@@ -174,30 +179,44 @@ bool ReadInstruction(Reader r, const WireRules* rules, Instr* out) {
   }
 }
 
-// One Stream message: its id and its instructions appended to out->instrs.
-bool ReadStream(Reader r, const WireRules* rules, WireChip* out) {
-  WireChip::Stream s;
+// A message of the shape Stream and ChipProgram share: field 1 a uint32
+// (at most once: *id), field 2 a repeated message (each handed to
+// `entry`).
+template <typename Entry>
+bool ReadIdAndEntries(Reader r, uint32_t* id, Entry entry) {
   bool id_seen = false;
-  const size_t first = out->instrs.size();
+  *id = 0;
   while (!r.done()) {
     uint32_t field = 0, wire_type = 0;
     if (!r.Tag(&field, &wire_type)) return false;
-    if (field == v1::Stream::kIdFieldNumber && wire_type == kVarint &&
-        !id_seen) {
-      uint64_t id = 0;
-      if (!r.Varint(&id) || id > kMaxU32) return false;
-      s.id = static_cast<uint32_t>(id);
+    if (field == 1 && wire_type == kVarint && !id_seen) {
+      uint64_t v = 0;
+      if (!r.Varint(&v) || v > kMaxU32) return false;
+      *id = static_cast<uint32_t>(v);
       id_seen = true;
-    } else if (field == v1::Stream::kInstructionsFieldNumber &&
-               wire_type == kLengthDelimited) {
-      Reader in;
-      out->instrs.emplace_back();
-      if (!r.Sub(&in) || !ReadInstruction(in, rules, &out->instrs.back())) {
-        return false;
-      }
+    } else if (field == 2 && wire_type == kLengthDelimited) {
+      Reader sub;
+      if (!r.Sub(&sub) || !entry(sub)) return false;
     } else {
       return false;
     }
+  }
+  return true;
+}
+static_assert(v1::Stream::kIdFieldNumber == 1 &&
+              v1::Stream::kInstructionsFieldNumber == 2 &&
+              v1::ChipProgram::kChipFieldNumber == 1 &&
+              v1::ChipProgram::kStreamsFieldNumber == 2);
+
+// One Stream message: its id and its instructions appended to out->instrs.
+bool ReadStream(Reader r, const WireRules* rules, WireChip* out) {
+  WireChip::Stream s;
+  const size_t first = out->instrs.size();
+  if (!ReadIdAndEntries(r, &s.id, [&](Reader in) {
+        out->instrs.emplace_back();
+        return ReadInstruction(in, rules, &out->instrs.back());
+      })) {
+    return false;
   }
   if (out->instrs.size() - first > kMaxU32) return false;
   s.size = static_cast<uint32_t>(out->instrs.size() - first);
@@ -222,30 +241,13 @@ bool ChipRulesHold(const WireChip& c) {
 
 bool ReadWireChip(absl::string_view bytes, const WireRules* rules,
                   WireChip* out) {
-  out->chip = 0;
   out->streams.clear();
   out->instrs.clear();
   const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
-  Reader r(p, p + bytes.size());
-  bool chip_seen = false;
-  while (!r.done()) {
-    uint32_t field = 0, wire_type = 0;
-    if (!r.Tag(&field, &wire_type)) return false;
-    if (field == v1::ChipProgram::kChipFieldNumber && wire_type == kVarint &&
-        !chip_seen) {
-      uint64_t chip = 0;
-      if (!r.Varint(&chip) || chip > kMaxU32) return false;
-      out->chip = static_cast<uint32_t>(chip);
-      chip_seen = true;
-    } else if (field == v1::ChipProgram::kStreamsFieldNumber &&
-               wire_type == kLengthDelimited) {
-      Reader s;
-      if (!r.Sub(&s) || !ReadStream(s, rules, out)) return false;
-    } else {
-      return false;
-    }
-  }
-  return rules == nullptr || ChipRulesHold(*out);
+  return ReadIdAndEntries(
+             Reader(p, p + bytes.size()), &out->chip,
+             [&](Reader s) { return ReadStream(s, rules, out); }) &&
+         (rules == nullptr || ChipRulesHold(*out));
 }
 
 }  // namespace ccreplay
