@@ -54,9 +54,11 @@ struct ReplayOptions {
   // the timeline, calibrate and the walk over the records read. false: a
   // lean replay, with no state per instruction beyond the program's (the
   // state of what is in flight only; replay/stream_core.h, HeldSlot,
-  // SlotOf), the breakdown summed as it runs (sum_critical_path is implied) and
-  // no MsgWait releases (ReplayResult::wait_releases, a timeline's). Every
-  // other result is the same.
+  // SlotOf), the breakdown summed as it runs (sum_critical_path is implied
+  // for Replay; ReplayFluid, which reports no breakdown, sums it only when
+  // sum_critical_path asks) and no MsgWait releases
+  // (ReplayResult::wait_releases, a timeline's). Every other result is the
+  // same.
   bool keep_records = true;
 };
 

@@ -82,7 +82,7 @@ class FluidSim : public StreamCore {
  public:
   FluidSim(const Program& p, const HwConfig& hw, const Topology& topo,
            const ReplayOptions& opt)
-      : StreamCore(p, hw, topo, opt, "fluid replay"),
+      : StreamCore(p, hw, topo, opt, "fluid replay", /*breakdown=*/false),
         net_(topo.links().size(), static_cast<double>(hw.link_bytes_per_s)),
         staging_(static_cast<double>(hw.cdma_staging_packets) *
                  hw.lane_groups *

@@ -42,7 +42,10 @@ struct FluidStats {
 // is 0, each link's `packets` counts the packets its flows' bytes make up
 // (not simulated one by one), `busy` is their serialisation time, and
 // `queued`, `credit_stall`, `peak_depth` and the per-lane-group vectors stay
-// empty (lane groups are not modelled).
+// empty (lane groups are not modelled). It has no breakdown of its own
+// (`ccreplay replay --engine fluid` reports none): a lean replay
+// (`keep_records` false) sums the critical path only when
+// `sum_critical_path` asks for it.
 absl::StatusOr<ReplayResult> ReplayFluid(const Program& program,
                                          const HwConfig& hw,
                                          const Topology& topology,

@@ -21,7 +21,7 @@ constexpr size_t kPrefetchAhead = 1;
 
 StreamCore::StreamCore(const Program& p, const HwConfig& hw,
                        const Topology& topo, const ReplayOptions& opt,
-                       absl::string_view engine_name)
+                       absl::string_view engine_name, bool breakdown)
     : p_(p),
       hw_(hw),
       topo_(topo),
@@ -29,8 +29,10 @@ StreamCore::StreamCore(const Program& p, const HwConfig& hw,
       cdma_(hw, p.num_chips, q_),
       engine_name_(engine_name),
       records_(opt.keep_records),
+      op_slots_(opt.sum_critical_path || !opt.keep_records),
       // A lean replay reports the breakdown from its running sums.
-      path_(hw, topo, opt.sum_critical_path || !opt.keep_records) {}
+      path_(hw, topo,
+            opt.sum_critical_path || (!opt.keep_records && breakdown)) {}
 
 absl::Status StreamCore::Flatten() {
   const uint32_t n = p_.num_chips;
@@ -71,7 +73,7 @@ absl::Status StreamCore::Flatten() {
       streams_.push_back(st);
     }
   }
-  if (!path_.on()) msg_after_.assign(total, 0);
+  if (!op_slots_) msg_after_.assign(total, 0);
   if (!records_) {
     // Block b starts at instruction b << kBlockBits; streams are in order.
     uint32_t slot = 0;
@@ -167,8 +169,8 @@ bool StreamCore::DispatchStream(const Event& ev, TimePs now) {
       if (path_.on()) {
         path_.Counted(PathOf(ev.a), in, chip,
                       msg_->CounterIndex(chip, in.dst_qp), now);
-        FreeOp(ev.a);
       }
+      if (op_slots_) FreeOp(ev.a);
       msg_->Count(chip, in.dst_qp, ev.a, now);
       return true;
     }
@@ -253,10 +255,10 @@ void StreamCore::Resume(uint32_t slot, TimePs now) {
         const uint32_t e = cdma_.Index(st.chip, in.qp_id);
         if (MovesData(in.kind)) st.outstanding++;
         if (in.kind == OpKind::kTransfer || in.kind == OpKind::kSend ||
-            path_.on()) {
+            op_slots_) {
           // A write: until it is done; with the path summed, every op on a
           // queue (its critical-path state), a message until it counts.
-          NewOp(g, in);
+          NewOp(g, in, now);
         }
         if (path_.on()) PathIssue(g, slot, now);
         if (in.kind == OpKind::kSend) {
@@ -287,7 +289,7 @@ bool StreamCore::SendReady(uint32_t g) const {
   return pair != nullptr && pair->cts.size() > Op(g).send_index;
 }
 
-void StreamCore::NewOp(uint32_t g, const Instr& in) {
+void StreamCore::NewOp(uint32_t g, const Instr& in, TimePs issue) {
   uint32_t slot;
   if (free_ops_.empty()) {
     slot = static_cast<uint32_t>(ops_.size());
@@ -299,6 +301,7 @@ void StreamCore::NewOp(uint32_t g, const Instr& in) {
     ops_[slot] = OpState{};
     if (path_.on()) paths_[slot] = OpPath{};
   }
+  ops_[slot].issue = issue;
   if (records_) {
     r_.instrs[g].held_by = slot;
   } else {
@@ -331,9 +334,9 @@ void StreamCore::TryStart(uint32_t e, TimePs now) {
       [this](uint32_t g) {
         const Instr& in = InstrAt(g);
         QueuedOp op;
-        // Its issue: in its critical-path state when the path is summed
-        // (every op on a queue has one), else in its timing record.
-        op.issue = path_.on() ? PathOf(g).t_issue : r_.instrs[g].issue;
+        // Its issue: in its engine state where every op on a queue has
+        // one, else in its timing record.
+        op.issue = op_slots_ ? Op(g).issue : r_.instrs[g].issue;
         op.moves_data = MovesData(in.kind);
         op.blocked = in.kind == OpKind::kSend && !SendReady(g);
         return op;
@@ -361,7 +364,9 @@ void StreamCore::StartOp(uint32_t e, uint32_t g, TimePs ready, TimePs now) {
   Stamp(g, &InstrTiming::start, now);
   const uint32_t before = cdma_.NoteStart(e, g, MovesData(in.kind), now);
   uint32_t cause = kNoCause;
-  if (now > ready) {
+  // What held it up: for its record and the path's sums (nothing else
+  // reads it).
+  if (now > ready && (records_ || path_.on())) {
     // Held up past its readiness: by a Send's clear-to-send arriving now,
     // or else by the engine finishing the instruction before it.
     const uint32_t recv = in.kind == OpKind::kSend
@@ -459,14 +464,15 @@ void StreamCore::CountMessage(uint32_t op, TimePs now) {
   Stamp(op, &InstrTiming::landed, now);
   Stamp(op, &InstrTiming::complete, now);
   if (path_.on()) {
-    // The message's engine-state slot is let go; its held_by becomes the
-    // write it waited for, or none.
+    // Its held_by becomes the write it waited for, or none.
     OpPath& path = PathOf(op);
     path_.Counted(path, in, ChipOf(op),
                   msg_->CounterIndex(in.peer, in.dst_qp), now);
     const uint32_t held_by = path_.HeldBy(path);
     FreeOp(op);
     if (records_) r_.instrs[op].held_by = held_by;
+  } else if (op_slots_) {
+    FreeOp(op);  // the message's engine-state slot is let go
   }
   msg_->Count(in.peer, in.dst_qp, op, now);
 }
@@ -476,7 +482,7 @@ void StreamCore::DataLanded(uint32_t g, TimePs now) {
                    [&](uint32_t m) {
                      if (path_.on()) {
                        path_.Released(PathOf(m), PathOf(g), g, now);
-                     } else {  // records are kept
+                     } else if (records_) {
                        r_.instrs[m].held_by = g;
                      }
                      DeliverMessage(m, now);

@@ -33,8 +33,13 @@ namespace ccreplay {
 class StreamCore {
  public:
   // `engine_name` names the engine in the message of --max-events.
+  // `breakdown` says whether the engine reports a critical-path breakdown
+  // (the packet engine does, the fluid engine does not): a lean replay
+  // (ReplayOptions::keep_records false) sums it as it runs only then, or
+  // when ReplayOptions::sum_critical_path asks for it.
   StreamCore(const Program& p, const HwConfig& hw, const Topology& topo,
-             const ReplayOptions& opt, absl::string_view engine_name);
+             const ReplayOptions& opt, absl::string_view engine_name,
+             bool breakdown);
   virtual ~StreamCore() = default;
   StreamCore(const StreamCore&) = delete;
   StreamCore& operator=(const StreamCore&) = delete;
@@ -74,6 +79,7 @@ class StreamCore {
   // the slot is freed (HeldSlot, Op, NewOp, FreeOp).
   struct OpState {
     uint64_t remaining = 0;   // payload bytes yet to land at the destination
+    TimePs issue;             // when its stream issued it
     uint32_t match = kNone;   // Send: its Receive
     uint32_t send_index = 0;  // Send: position among Sends of its chip pair
     uint32_t data_seq = 0;    // order among its qp's data ops
@@ -81,7 +87,7 @@ class StreamCore {
     // on its qp that must land before it counts (MessageUnit::MessageSent).
     uint32_t msg_after = 0;
   };
-  static_assert(sizeof(OpState) <= 24, "engine state per op in flight");
+  static_assert(sizeof(OpState) <= 32, "engine state per op in flight");
 
   // Sends and clear-to-sends between one ordered pair of chips.
   struct PairState {
@@ -233,7 +239,7 @@ class StreamCore {
   bool SendReady(uint32_t g) const;
   // Takes a pool slot for Transfer or Send g at its issue; frees it once
   // its write has landed.
-  void NewOp(uint32_t g, const Instr& in);
+  void NewOp(uint32_t g, const Instr& in, TimePs issue);
   void FreeOp(uint32_t g);
 
   // The critical path's sums (CriticalPath), and the breakdown they give
@@ -243,6 +249,11 @@ class StreamCore {
 
   std::string engine_name_;
   const bool records_;  // ReplayOptions::keep_records
+  // Every instruction on a CDMA queue has an engine-state slot while it is
+  // in flight (OpState), not only the writes: where there are no timing
+  // records to keep its issue and what a message waits for, or where the
+  // path is summed (its OpPath lives under the same slot).
+  const bool op_slots_;
   // Without records: per block of 2^kBlockBits instructions, the stream
   // slot of its first; per stream slot, the end of its instructions
   // (base + size); the state slots of the instructions in flight.
@@ -255,7 +266,7 @@ class StreamCore {
   // instruction, what a RemoteMsgSend waits for (OpState::msg_after).
   std::vector<uint32_t> msg_after_;
   uint32_t& MsgAfter(uint32_t g) {
-    return path_.on() ? Op(g).msg_after : msg_after_[g];
+    return op_slots_ ? Op(g).msg_after : msg_after_[g];
   }
   CriticalPath path_;
   std::vector<StreamState> streams_;
