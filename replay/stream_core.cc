@@ -301,7 +301,10 @@ void StreamCore::NewOp(uint32_t g, const Instr& in, TimePs issue) {
     ops_[slot] = OpState{};
     if (path_.on()) paths_[slot] = OpPath{};
   }
-  ops_[slot].issue = issue;
+  if (!records_ && !path_.on()) {
+    if (slot == op_issue_.size()) op_issue_.push_back(issue);
+    op_issue_[slot] = issue;
+  }
   if (records_) {
     r_.instrs[g].held_by = slot;
   } else {
@@ -334,9 +337,11 @@ void StreamCore::TryStart(uint32_t e, TimePs now) {
       [this](uint32_t g) {
         const Instr& in = InstrAt(g);
         QueuedOp op;
-        // Its issue: in its engine state where every op on a queue has
-        // one, else in its timing record.
-        op.issue = op_slots_ ? Op(g).issue : r_.instrs[g].issue;
+        // Its issue: in its critical-path state when the path is summed,
+        // else in its timing record, else beside its engine state.
+        op.issue = path_.on() ? PathOf(g).t_issue
+                   : records_ ? r_.instrs[g].issue
+                              : op_issue_[HeldSlot(g)];
         op.moves_data = MovesData(in.kind);
         op.blocked = in.kind == OpKind::kSend && !SendReady(g);
         return op;

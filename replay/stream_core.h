@@ -79,7 +79,6 @@ class StreamCore {
   // the slot is freed (HeldSlot, Op, NewOp, FreeOp).
   struct OpState {
     uint64_t remaining = 0;   // payload bytes yet to land at the destination
-    TimePs issue;             // when its stream issued it
     uint32_t match = kNone;   // Send: its Receive
     uint32_t send_index = 0;  // Send: position among Sends of its chip pair
     uint32_t data_seq = 0;    // order among its qp's data ops
@@ -87,7 +86,7 @@ class StreamCore {
     // on its qp that must land before it counts (MessageUnit::MessageSent).
     uint32_t msg_after = 0;
   };
-  static_assert(sizeof(OpState) <= 32, "engine state per op in flight");
+  static_assert(sizeof(OpState) <= 24, "engine state per op in flight");
 
   // Sends and clear-to-sends between one ordered pair of chips.
   struct PairState {
@@ -254,6 +253,9 @@ class StreamCore {
   // records to keep its issue and what a message waits for, or where the
   // path is summed (its OpPath lives under the same slot).
   const bool op_slots_;
+  // Per engine-state slot, its op's issue, where neither a record nor the
+  // path's state (OpPath::t_issue) keeps it: a lean replay without sums.
+  std::vector<TimePs> op_issue_;
   // Without records: per block of 2^kBlockBits instructions, the stream
   // slot of its first; per stream slot, the end of its instructions
   // (base + size); the state slots of the instructions in flight.
