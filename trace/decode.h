@@ -89,10 +89,11 @@ DecodedTrace DecodeTrace(const v1::Trace& trace, const TraceTarget& hw);
 // ValidateAndDecode() for a binary trace that is never held whole: the
 // top-level fields of `bytes` are scanned (the header wherever it is, merged
 // as protobuf merges a repeated singular field), then each chips entry is
-// parsed on a scratch arena reused from one to the next, checked by the
-// rules (TraceRuleRunner) and decoded before the next is parsed. So a
-// replay holds the file, the program and one chip's protobuf, not the whole
-// protobuf beside the program.
+// read straight from its bytes where it can be (TraceDecoder::AddChipBytes,
+// trace/wire_chip.h), else parsed on a scratch arena reused from one to the
+// next, checked by the rules (TraceRuleRunner) and decoded, before the next
+// is read. So a replay holds the file, the program and at most one chip's
+// protobuf, not the whole protobuf beside the program.
 //
 // Returns std::nullopt when `bytes` are not a well-formed binary trace with
 // a version-1 header (text format, more than 2 GiB, a malformed or
