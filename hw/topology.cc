@@ -484,12 +484,18 @@ std::vector<uint32_t> Topology::Path(uint32_t src, uint32_t dst) const {
 std::vector<uint32_t> Topology::Path(uint32_t src, uint32_t dst,
                                      uint32_t flow_hash) const {
   std::vector<uint32_t> path;
+  PathInto(src, dst, flow_hash, &path);
+  return path;
+}
+
+void Topology::PathInto(uint32_t src, uint32_t dst, uint32_t flow_hash,
+                        std::vector<uint32_t>* path) const {
+  path->clear();
   for (uint32_t node = src; node != dst;) {
     const uint32_t l = NextLink(node, dst, flow_hash);
-    path.push_back(l);
+    path->push_back(l);
     node = links_[l].dst;
   }
-  return path;
 }
 
 uint32_t Topology::FlowHash(uint32_t src_chip, uint32_t dst_chip, uint32_t qp) {

@@ -98,6 +98,9 @@ class Topology {
   std::vector<uint32_t> Path(uint32_t src, uint32_t dst) const;
   std::vector<uint32_t> Path(uint32_t src, uint32_t dst,
                              uint32_t flow_hash) const;
+  // Path(src, dst, flow_hash) into *path (its storage reused).
+  void PathInto(uint32_t src, uint32_t dst, uint32_t flow_hash,
+                std::vector<uint32_t>* path) const;
 
   // The flow hash the replay uses for a packet stream: a fixed mix of the
   // source chip, destination chip and qp_id (no seed, no state).

@@ -30,7 +30,7 @@ FlowNet::FlowNet(size_t num_links, double capacity)
   solver_.heap_order = false;
 }
 
-uint32_t FlowNet::Add(std::vector<uint32_t> links, double demand) {
+uint32_t FlowNet::Add(const std::vector<uint32_t>& links, double demand) {
   uint32_t id;
   if (!free_.empty()) {
     id = free_.back();
@@ -45,7 +45,7 @@ uint32_t FlowNet::Add(std::vector<uint32_t> links, double demand) {
     reported_.push_back(0);
   }
   Flow& f = flows_[id];
-  f.links = std::move(links);
+  f.links.assign(links.begin(), links.end());  // a reused id's storage
   f.demand = demand;
   rate_[id] = 0;
   trial_[id] = 0;

@@ -30,7 +30,7 @@ class FlowNet {
   // A flow over `links` (listed once each, at least one) capped at `demand`
   // bytes/s (0 = no cap). Its rate is 0 until Reallocate. Ids of removed
   // flows are reused.
-  uint32_t Add(std::vector<uint32_t> links, double demand);
+  uint32_t Add(const std::vector<uint32_t>& links, double demand);
   void Remove(uint32_t id);
   // A new cap; the flows around are solved again only if the old or the new
   // cap binds (or may: a flow not solved yet).

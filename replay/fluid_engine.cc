@@ -125,8 +125,12 @@ class FluidSim : public StreamCore {
   }
 
   // Flows.
-  std::vector<uint32_t> Route(uint32_t src, uint32_t dst, uint32_t qp) const {
-    return topo_.Path(src, dst, Topology::FlowHash(src, dst, qp));
+  // The links of the route, in a buffer reused from call to call (valid
+  // until the next).
+  const std::vector<uint32_t>& Route(uint32_t src, uint32_t dst,
+                                     uint32_t qp) const {
+    topo_.PathInto(src, dst, Topology::FlowHash(src, dst, qp), &route_);
+    return route_;
   }
   // A packet of `wire` bytes crossing `links` store-and-forward: per link
   // its serialisation and the crossing (link latency + propagation; from a
@@ -169,6 +173,7 @@ class FluidSim : public StreamCore {
 
   FluidStats stats_;
   FlowNet net_;
+  mutable std::vector<uint32_t> route_;  // Route()'s buffer
   std::vector<ActiveFlow> flows_;  // by FlowNet id
   // What the port's staging queues hold for one engine, in wire bytes:
   // cdma.staging_packets per lane group.
@@ -250,7 +255,7 @@ void FluidSim::StartFlow(uint32_t e, uint32_t g, TimePs now) {
   const Instr& in = InstrAt(g);
   const uint32_t chip = ChipOf(g);
   const Wire wire = WireOf(hw_, in.bytes);
-  std::vector<uint32_t> links = Route(chip, in.peer, in.qp_id);
+  const std::vector<uint32_t>& links = Route(chip, in.peer, in.qp_id);
   ActiveFlow f;
   f.op = g;
   f.engine = e;
@@ -276,7 +281,7 @@ void FluidSim::StartFlow(uint32_t e, uint32_t g, TimePs now) {
                                         hw_.link_bytes_per_s);
     s.first_start = std::min(s.first_start, now);
   }
-  const uint32_t id = net_.Add(std::move(links), demand);
+  const uint32_t id = net_.Add(links, demand);
   if (flows_.size() <= id) flows_.resize(id + 1);
   f.version = flows_[id].version + 1;  // a reused id: old events are stale
   flows_[id] = f;
