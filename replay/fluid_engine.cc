@@ -174,7 +174,7 @@ class FluidSim : public StreamCore {
   FluidStats stats_;
   FlowNet net_;
   mutable std::vector<uint32_t> route_;  // Route()'s buffer
-  std::vector<ActiveFlow> flows_;  // by FlowNet id
+  std::vector<ActiveFlow> flows_;        // by FlowNet id
   // What the port's staging queues hold for one engine, in wire bytes:
   // cdma.staging_packets per lane group.
   double staging_;
