@@ -28,7 +28,8 @@ class Sim : public StreamCore {
  public:
   Sim(const Program& p, const HwConfig& hw, const Topology& topo,
       const ReplayOptions& opt)
-      : StreamCore(p, hw, topo, opt, "replay", /*breakdown=*/true), net_(hw, topo, q_) {
+      : StreamCore(p, hw, topo, opt, "replay", /*breakdown=*/true),
+        net_(hw, topo, q_) {
     cdma_.Connect(&net_);
     net_.Connect(&cdma_);
     net_.coalescer().Enable(opt.coalesce, hw.link_buffer_bytes,

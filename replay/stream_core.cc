@@ -29,7 +29,6 @@ StreamCore::StreamCore(const Program& p, const HwConfig& hw,
       cdma_(hw, p.num_chips, q_),
       engine_name_(engine_name),
       records_(opt.keep_records),
-      op_slots_(opt.sum_critical_path || !opt.keep_records),
       // A lean replay reports the breakdown from its running sums.
       path_(hw, topo,
             opt.sum_critical_path || (!opt.keep_records && breakdown)) {}
@@ -73,7 +72,7 @@ absl::Status StreamCore::Flatten() {
       streams_.push_back(st);
     }
   }
-  if (!op_slots_) msg_after_.assign(total, 0);
+  if (!OpSlots()) msg_after_.assign(total, 0);
   if (!records_) {
     // Block b starts at instruction b << kBlockBits; streams are in order.
     uint32_t slot = 0;
@@ -170,7 +169,7 @@ bool StreamCore::DispatchStream(const Event& ev, TimePs now) {
         path_.Counted(PathOf(ev.a), in, chip,
                       msg_->CounterIndex(chip, in.dst_qp), now);
       }
-      if (op_slots_) FreeOp(ev.a);
+      if (OpSlots()) FreeOp(ev.a);
       msg_->Count(chip, in.dst_qp, ev.a, now);
       return true;
     }
@@ -255,9 +254,10 @@ void StreamCore::Resume(uint32_t slot, TimePs now) {
         const uint32_t e = cdma_.Index(st.chip, in.qp_id);
         if (MovesData(in.kind)) st.outstanding++;
         if (in.kind == OpKind::kTransfer || in.kind == OpKind::kSend ||
-            op_slots_) {
-          // A write: until it is done; with the path summed, every op on a
-          // queue (its critical-path state), a message until it counts.
+            OpSlots()) {
+          // A write: until it is done; where every op on a queue has a
+          // slot (OpSlots), a message until it counts, a Receive until it
+          // landed.
           NewOp(g, in, now);
         }
         if (path_.on()) PathIssue(g, slot, now);
@@ -292,29 +292,25 @@ bool StreamCore::SendReady(uint32_t g) const {
 void StreamCore::NewOp(uint32_t g, const Instr& in, TimePs issue) {
   uint32_t slot;
   if (free_ops_.empty()) {
+    // The per-slot arrays grow together.
     slot = static_cast<uint32_t>(ops_.size());
     ops_.emplace_back();
     if (path_.on()) paths_.emplace_back();
+    if (!records_) op_instrs_.emplace_back();
+    if (!records_ && !path_.on()) op_issue_.emplace_back();
   } else {
     slot = free_ops_.back();
     free_ops_.pop_back();
     ops_[slot] = OpState{};
     if (path_.on()) paths_[slot] = OpPath{};
   }
-  if (!records_ && !path_.on()) {
-    if (slot == op_issue_.size()) op_issue_.push_back(issue);
-    op_issue_[slot] = issue;
-  }
   if (records_) {
     r_.instrs[g].held_by = slot;
-  } else {
-    held_.Insert(g, slot);
-    if (slot == op_instrs_.size()) {
-      op_instrs_.push_back(in);
-    } else {
-      op_instrs_[slot] = in;
-    }
+    return;
   }
+  held_.Insert(g, slot);
+  op_instrs_[slot] = in;
+  if (!path_.on()) op_issue_[slot] = issue;
 }
 
 void StreamCore::FreeOp(uint32_t g) {
@@ -476,7 +472,7 @@ void StreamCore::CountMessage(uint32_t op, TimePs now) {
     const uint32_t held_by = path_.HeldBy(path);
     FreeOp(op);
     if (records_) r_.instrs[op].held_by = held_by;
-  } else if (op_slots_) {
+  } else if (OpSlots()) {
     FreeOp(op);  // the message's engine-state slot is let go
   }
   msg_->Count(in.peer, in.dst_qp, op, now);

@@ -67,10 +67,11 @@ class StreamCore {
   };
 
   // Engine state of a Transfer or Send from its issue until it is done (its
-  // acknowledgement came back, or it was written locally); when the replay
-  // sums the critical path, of every instruction on a CDMA queue (a
-  // Receive: until its Send's data landed; a message: until it counted),
-  // with its OpPath in paths_ under the same slot. The rest of an
+  // acknowledgement came back, or it was written locally); where every op
+  // on a queue has a slot (OpSlots: a lean replay, or one that sums the
+  // critical path), of every instruction on a CDMA queue (a Receive: until
+  // its Send's data landed; a message: until it counted), with its OpPath
+  // in paths_ under the same slot when the path is summed. The rest of an
   // instruction's state is its timing record. The states live in a pool
   // whose slots are reused, so its size follows the instructions in
   // flight, not the trace; the slot of instruction g is kept in
@@ -82,8 +83,9 @@ class StreamCore {
     uint32_t match = kNone;   // Send: its Receive
     uint32_t send_index = 0;  // Send: position among Sends of its chip pair
     uint32_t data_seq = 0;    // order among its qp's data ops
-    // RemoteMsgSend, when the path is summed (else in msg_after_): data ops
-    // on its qp that must land before it counts (MessageUnit::MessageSent).
+    // RemoteMsgSend, where every op has a slot (else in msg_after_): data
+    // ops on its qp that must land before it counts
+    // (MessageUnit::MessageSent).
     uint32_t msg_after = 0;
   };
   static_assert(sizeof(OpState) <= 24, "engine state per op in flight");
@@ -158,8 +160,8 @@ class StreamCore {
   uint32_t ChipOf(uint32_t g) const {
     return records_ ? r_.instrs[g].chip : streams_[SlotOf(g)].chip;
   }
-  // The engine state of Transfer or Send g, issued and not yet done (with
-  // the path summed: of any op on a queue until it is done or counts).
+  // The engine state of Transfer or Send g, issued and not yet done (where
+  // OpSlots: of any op on a queue until it is done or counts).
   OpState& Op(uint32_t g) { return ops_[HeldSlot(g)]; }
   const OpState& Op(uint32_t g) const { return ops_[HeldSlot(g)]; }
   OpPath& PathOf(uint32_t g) { return paths_[HeldSlot(g)]; }
@@ -252,7 +254,7 @@ class StreamCore {
   // in flight (OpState), not only the writes: where there are no timing
   // records to keep its issue and what a message waits for, or where the
   // path is summed (its OpPath lives under the same slot).
-  const bool op_slots_;
+  bool OpSlots() const { return !records_ || path_.on(); }
   // Per engine-state slot, its op's issue, where neither a record nor the
   // path's state (OpPath::t_issue) keeps it: a lean replay without sums.
   std::vector<TimePs> op_issue_;
@@ -264,11 +266,11 @@ class StreamCore {
   IdMap held_;
   std::vector<Instr> op_instrs_;  // lean: per state slot, its instruction
   static_assert(IdMap::kAbsent == kNoCause, "HeldSlot of none");
-  // Without the path summed, messages have no engine state: per
+  // Where messages have no engine state (records, no sums): per
   // instruction, what a RemoteMsgSend waits for (OpState::msg_after).
   std::vector<uint32_t> msg_after_;
   uint32_t& MsgAfter(uint32_t g) {
-    return op_slots_ ? Op(g).msg_after : msg_after_[g];
+    return OpSlots() ? Op(g).msg_after : msg_after_[g];
   }
   CriticalPath path_;
   std::vector<StreamState> streams_;

@@ -45,61 +45,33 @@ class FirstError : public RuleSink {
 // One instruction, mapped as documented on Instr. REQUIRES: it passed the
 // rules.
 Instr DecodeInstr(const v1::Instruction& in) {
-  Instr out;
   switch (in.kind_case()) {
     case v1::Instruction::kTransfer: {
       const v1::Transfer& t = in.transfer();
-      out.kind = OpKind::kTransfer;
-      out.qp_id = t.qp_id();
-      out.peer = t.dst_chip();
-      out.src_addr = t.src_addr();
-      out.dst_addr = t.dst_addr();
-      out.bytes = t.bytes();
-      out.reduce_sum = t.reduce() == v1::REDUCE_SUM;
-      break;
+      return TransferInstr(t.qp_id(), t.dst_chip(), t.src_addr(), t.dst_addr(),
+                           t.bytes(), t.reduce() == v1::REDUCE_SUM);
     }
     case v1::Instruction::kSend: {
       const v1::Send& t = in.send();
-      out.kind = OpKind::kSend;
-      out.qp_id = t.qp_id();
-      out.peer = t.dst_chip();
-      out.src_addr = t.src_addr();
-      out.bytes = t.bytes();
-      break;
+      return SendInstr(t.qp_id(), t.dst_chip(), t.src_addr(), t.bytes());
     }
     case v1::Instruction::kReceive: {
       const v1::Receive& t = in.receive();
-      out.kind = OpKind::kReceive;
-      out.qp_id = t.qp_id();
-      out.peer = t.src_chip();
-      out.dst_addr = t.dst_addr();
-      out.bytes = t.bytes();
-      break;
+      return ReceiveInstr(t.qp_id(), t.src_chip(), t.dst_addr(), t.bytes());
     }
     case v1::Instruction::kMsgSend:
-      out.kind = OpKind::kMsgSend;
-      out.qp_id = in.msg_send().qp_id();
-      out.dst_qp = in.msg_send().dst_qp_id();
-      break;
+      return MsgSendInstr(in.msg_send().qp_id(), in.msg_send().dst_qp_id());
     case v1::Instruction::kMsgWait:
-      out.kind = OpKind::kMsgWait;
-      out.qp_id = out.dst_qp = in.msg_wait().qp_id();
-      out.count = in.msg_wait().count();
-      break;
+      return MsgWaitInstr(in.msg_wait().qp_id(), in.msg_wait().count());
     case v1::Instruction::kRemoteMsgSend: {
       const v1::RemoteMsgSend& t = in.remote_msg_send();
-      out.kind = OpKind::kRemoteMsgSend;
-      out.qp_id = t.qp_id();
-      out.peer = t.dst_chip();
-      out.dst_qp = t.dst_qp_id();
-      break;
+      return RemoteMsgSendInstr(t.qp_id(), t.dst_chip(), t.dst_qp_id());
     }
     case v1::Instruction::kFence:
     case v1::Instruction::KIND_NOT_SET:  // rejected by the no-kind rule
-      out.kind = OpKind::kFence;
       break;
   }
-  return out;
+  return Instr{};  // a Fence
 }
 
 namespace {

@@ -90,6 +90,67 @@ struct Instr {
 };
 static_assert(sizeof(Instr) <= 32, "a decoded instruction is 32 bytes");
 
+// One instruction of each kind, every field where Instr keeps it: the one
+// mapping of the schema's fields onto Instr (DecodeInstr in trace/decode.h
+// and the wire-format reader of trace/wire_chip.h build with these). A
+// MsgWait's counter is both its qp_id and its dst_qp.
+inline Instr TransferInstr(uint32_t qp, uint32_t dst_chip, uint64_t src_addr,
+                           uint64_t dst_addr, uint64_t bytes, bool reduce_sum) {
+  Instr in;
+  in.kind = OpKind::kTransfer;
+  in.reduce_sum = reduce_sum;
+  in.qp_id = qp;
+  in.peer = dst_chip;
+  in.src_addr = src_addr;
+  in.dst_addr = dst_addr;
+  in.bytes = bytes;
+  return in;
+}
+inline Instr SendInstr(uint32_t qp, uint32_t dst_chip, uint64_t src_addr,
+                       uint64_t bytes) {
+  Instr in;
+  in.kind = OpKind::kSend;
+  in.qp_id = qp;
+  in.peer = dst_chip;
+  in.src_addr = src_addr;
+  in.bytes = bytes;
+  return in;
+}
+inline Instr ReceiveInstr(uint32_t qp, uint32_t src_chip, uint64_t dst_addr,
+                          uint64_t bytes) {
+  Instr in;
+  in.kind = OpKind::kReceive;
+  in.qp_id = qp;
+  in.peer = src_chip;
+  in.dst_addr = dst_addr;
+  in.bytes = bytes;
+  return in;
+}
+inline Instr MsgSendInstr(uint32_t qp, uint32_t dst_qp) {
+  Instr in;
+  in.kind = OpKind::kMsgSend;
+  in.qp_id = qp;
+  in.dst_qp = dst_qp;
+  return in;
+}
+inline Instr MsgWaitInstr(uint32_t counter, uint32_t count) {
+  Instr in;
+  in.kind = OpKind::kMsgWait;
+  in.qp_id = counter;
+  in.dst_qp = counter;
+  in.count = count;
+  return in;
+}
+inline Instr RemoteMsgSendInstr(uint32_t qp, uint32_t dst_chip,
+                                uint32_t dst_qp) {
+  Instr in;
+  in.kind = OpKind::kRemoteMsgSend;
+  in.qp_id = qp;
+  in.peer = dst_chip;
+  in.dst_qp = dst_qp;
+  return in;
+}
+
 // Equal field by field (an Instr's padding is not part of its value; the
 // fields that share storage compare through their 64-bit members).
 inline bool SameInstr(const Instr& a, const Instr& b) {

@@ -71,7 +71,9 @@ class Reader {
 
 // A message whose fields are all varints numbered 1..n (n < 8), each at
 // most once: their values in v[0..n), 0 where absent (proto3's default).
-bool Scalars(Reader r, uint32_t n, uint64_t* v) {
+// The fields whose bit (1 << number) is in `wide` are 64-bit; the others
+// must fit 32 bits.
+bool Scalars(Reader r, uint32_t n, uint32_t wide, uint64_t* v) {
   std::fill(v, v + n, uint64_t{0});
   uint32_t seen = 0;
   while (!r.done()) {
@@ -81,39 +83,19 @@ bool Scalars(Reader r, uint32_t n, uint64_t* v) {
       return false;
     }
     seen |= 1u << field;
-    if (!r.Varint(&v[field - 1])) return false;
+    uint64_t& x = v[field - 1];
+    if (!r.Varint(&x) || (((wide >> field) & 1u) == 0 && x > kMaxU32)) {
+      return false;
+    }
   }
   return true;
 }
-
-// A Transfer's fields (qp_id, dst_chip, src_addr, dst_addr, bytes, reduce)
-// into *out, checked against its rules if `hw` is given.
-bool ReadTransfer(Reader body, const TraceTarget* hw, uint32_t chips,
-                  Instr* out) {
-  uint64_t v[6];
-  if (!Scalars(body, 6, v) || v[0] > kMaxU32 || v[1] > kMaxU32 ||
-      v[5] > v1::REDUCE_SUM) {
-    return false;
-  }
-  static_assert(v1::REDUCE_NONE == 0 && v1::REDUCE_SUM == 1);
-  if (hw != nullptr &&
-      (!QpInRange(*hw, static_cast<uint32_t>(v[0])) || v[1] >= chips ||
-       v[4] == 0 || RangeOverflows(v[2], v[4]) || RangeOverflows(v[3], v[4]))) {
-    return false;
-  }
-  out->kind = OpKind::kTransfer;
-  out->qp_id = v[0];
-  out->peer = v[1];
-  out->src_addr = v[2];
-  out->dst_addr = v[3];
-  out->bytes = v[4];
-  out->reduce_sum = v[5] == v1::REDUCE_SUM;
-  return true;
-}
+constexpr uint32_t Bit(uint32_t field) { return 1u << field; }
 
 // One Instruction message into *out (decoded as DecodeInstr does), checked
 // against the rules of its kind if `rules` is given (all but peer-self,
-// which needs the chip's id: ReadWireChip checks it after).
+// which needs the chip's id: ReadWireChip checks it after). A rule holds
+// where `hw` is null (the fields are only read).
 bool ReadInstruction(Reader r, const WireRules* rules, Instr* out) {
   uint32_t kind = 0, wire_type = 0;
   Reader body;
@@ -123,56 +105,55 @@ bool ReadInstruction(Reader r, const WireRules* rules, Instr* out) {
   }
   const TraceTarget* hw = rules != nullptr ? rules->hw : nullptr;
   const uint32_t chips = rules != nullptr ? rules->num_chips : 0;
-  uint64_t v[3];
-  *out = Instr{};
+  const auto qp_ok = [&](uint64_t qp) {
+    return hw == nullptr || QpInRange(*hw, static_cast<uint32_t>(qp));
+  };
+  const auto counter_ok = [&](uint64_t id) {
+    return hw == nullptr || CounterInRange(*hw, static_cast<uint32_t>(id));
+  };
+  const auto peer_ok = [&](uint64_t chip) {
+    return hw == nullptr || chip < chips;
+  };
+  const auto u32 = [](uint64_t x) { return static_cast<uint32_t>(x); };
+  uint64_t v[6];
   switch (kind) {
-    case v1::Instruction::kTransferFieldNumber:
-      return ReadTransfer(body, hw, chips, out);
+    case v1::Instruction::kTransferFieldNumber: {
+      // qp_id, dst_chip, src_addr, dst_addr, bytes (64-bit), reduce
+      static_assert(v1::REDUCE_NONE == 0 && v1::REDUCE_SUM == 1);
+      if (!Scalars(body, 6, Bit(3) | Bit(4) | Bit(5), v) ||
+          v[5] > v1::REDUCE_SUM || !qp_ok(v[0]) || !peer_ok(v[1]) ||
+          (hw != nullptr && (v[4] == 0 || RangeOverflows(v[2], v[4]) ||
+                             RangeOverflows(v[3], v[4])))) {
+        return false;
+      }
+      *out = TransferInstr(u32(v[0]), u32(v[1]), v[2], v[3], v[4],
+                           v[5] == v1::REDUCE_SUM);
+      return true;
+    }
     case v1::Instruction::kMsgSendFieldNumber:  // qp_id, dst_qp_id
-      if (!Scalars(body, 2, v) || v[0] > kMaxU32 || v[1] > kMaxU32) {
+      if (!Scalars(body, 2, 0, v) || !qp_ok(v[0]) || !counter_ok(v[1])) {
         return false;
       }
-      if (hw != nullptr &&
-          (!QpInRange(*hw, static_cast<uint32_t>(v[0])) ||
-           !CounterInRange(*hw, static_cast<uint32_t>(v[1])))) {
-        return false;
-      }
-      out->kind = OpKind::kMsgSend;
-      out->qp_id = v[0];
-      out->dst_qp = static_cast<uint32_t>(v[1]);
+      *out = MsgSendInstr(u32(v[0]), u32(v[1]));
       return true;
     case v1::Instruction::kMsgWaitFieldNumber:  // qp_id, count
-      if (!Scalars(body, 2, v) || v[0] > kMaxU32 || v[1] > kMaxU32) {
+      if (!Scalars(body, 2, 0, v) || !counter_ok(v[0]) ||
+          (hw != nullptr && v[1] < 1)) {
         return false;
       }
-      if (hw != nullptr &&
-          (!CounterInRange(*hw, static_cast<uint32_t>(v[0])) || v[1] < 1)) {
-        return false;
-      }
-      out->kind = OpKind::kMsgWait;
-      out->qp_id = v[0];
-      out->dst_qp = static_cast<uint32_t>(v[0]);
-      out->count = static_cast<uint32_t>(v[1]);
+      *out = MsgWaitInstr(u32(v[0]), u32(v[1]));
       return true;
-    case v1::Instruction::kRemoteMsgSendFieldNumber:  // qp_id, dst_chip,
-                                                      // dst_qp_id
-      if (!Scalars(body, 3, v) || v[0] > kMaxU32 || v[1] > kMaxU32 ||
-          v[2] > kMaxU32) {
+    case v1::Instruction::kRemoteMsgSendFieldNumber:
+      // qp_id, dst_chip, dst_qp_id
+      if (!Scalars(body, 3, 0, v) || !qp_ok(v[0]) || !peer_ok(v[1]) ||
+          !counter_ok(v[2])) {
         return false;
       }
-      if (hw != nullptr &&
-          (!QpInRange(*hw, static_cast<uint32_t>(v[0])) || v[1] >= chips ||
-           !CounterInRange(*hw, static_cast<uint32_t>(v[2])))) {
-        return false;
-      }
-      out->kind = OpKind::kRemoteMsgSend;
-      out->qp_id = v[0];
-      out->peer = v[1];
-      out->dst_qp = static_cast<uint32_t>(v[2]);
+      *out = RemoteMsgSendInstr(u32(v[0]), u32(v[1]), u32(v[2]));
       return true;
     case v1::Instruction::kFenceFieldNumber:
-      if (!Scalars(body, 0, v)) return false;  // no field at all
-      out->kind = OpKind::kFence;
+      if (!Scalars(body, 0, 0, v)) return false;  // no field at all
+      *out = Instr{};
       return true;
     default:
       return false;  // Send, Receive (the matching), or no such kind
