@@ -24,44 +24,23 @@ HwConfig OneEngineTps186() {
   return hw;
 }
 
+// The instruction builders of trace/program.h, with no addresses.
 Instr Transfer(uint32_t qp, uint32_t dst, uint64_t bytes) {
-  Instr i;
-  i.kind = OpKind::kTransfer;
-  i.qp_id = qp;
-  i.peer = dst;
-  i.bytes = bytes;
-  return i;
+  return TransferInstr(qp, dst, 0, 0, bytes, false);
 }
 Instr RemoteMsg(uint32_t qp, uint32_t dst, uint32_t dst_qp) {
-  Instr i;
-  i.kind = OpKind::kRemoteMsgSend;
-  i.qp_id = qp;
-  i.peer = dst;
-  i.dst_qp = dst_qp;
-  return i;
+  return RemoteMsgSendInstr(qp, dst, dst_qp);
 }
 Instr LocalMsg(uint32_t qp, uint32_t dst_qp) {
-  Instr i = RemoteMsg(qp, 0, dst_qp);  // MsgSend has no peer
-  i.kind = OpKind::kMsgSend;
-  return i;
+  return MsgSendInstr(qp, dst_qp);
 }
-Instr MsgWait(uint32_t qp, uint32_t count) {
-  Instr i;
-  i.kind = OpKind::kMsgWait;
-  i.qp_id = i.dst_qp = qp;
-  i.count = count;
-  return i;
-}
+Instr MsgWait(uint32_t qp, uint32_t count) { return MsgWaitInstr(qp, count); }
 Instr Fence() { return Instr{}; }
 Instr SendTo(uint32_t qp, uint32_t dst, uint64_t bytes) {
-  Instr i = Transfer(qp, dst, bytes);
-  i.kind = OpKind::kSend;
-  return i;
+  return SendInstr(qp, dst, 0, bytes);
 }
 Instr ReceiveFrom(uint32_t qp, uint32_t src, uint64_t bytes) {
-  Instr i = Transfer(qp, src, bytes);
-  i.kind = OpKind::kReceive;
-  return i;
+  return ReceiveInstr(qp, src, 0, bytes);
 }
 
 // One stream per chip, stream id 0.
