@@ -317,6 +317,10 @@ absl::Status Topology::ComputeHops() {
 // closer to each chip.
 absl::Status Topology::ComputeCandidates() {
   const size_t entries = static_cast<size_t>(num_nodes_) * num_chips_;
+  if (links_.size() >= kManyRoutes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "topology ", TopologyName(kind_), ": too many links to number"));
+  }
   // Candidates, node-major so that one node's lists are contiguous. Per node
   // two passes over its out links (count, then fill), each streaming two rows
   // of hops_; a link enters a list when its far end is one hop closer.
@@ -358,7 +362,10 @@ absl::Status Topology::ComputeCandidates() {
     }
     for (uint32_t dst = 0; dst < num_chips_; ++dst) {
       const size_t i = Index(u, dst);
-      if (alt_begin_[i] != cursor[dst]) next_[i] = alt_[alt_begin_[i]];
+      const uint32_t count = cursor[dst] - alt_begin_[i];
+      if (count != 0) {
+        next_[i] = alt_[alt_begin_[i]] | (count > 1 ? kManyRoutes : 0);
+      }
     }
   }
   alt_begin_[entries] = static_cast<uint32_t>(alt_.size());

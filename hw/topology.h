@@ -75,7 +75,7 @@ class Topology {
   // The first of NextLinks(node, dst_chip): the link cabled first wins ties.
   // REQUIRES: node != dst_chip, both in range.
   uint32_t NextLink(uint32_t node, uint32_t dst_chip) const {
-    return next_[Index(node, dst_chip)];
+    return next_[Index(node, dst_chip)] & ~kManyRoutes;
   }
   // One of NextLinks(node, dst_chip), chosen by flow_hash: candidate
   // floor(Mix(flow_hash, node) * count / 2^32). The same (flow_hash, node,
@@ -85,9 +85,13 @@ class Topology {
   uint32_t NextLink(uint32_t node, uint32_t dst_chip,
                     uint32_t flow_hash) const {
     const size_t i = Index(node, dst_chip);
+    // One load where there is one route (a ring, a mesh, a chip's uplink):
+    // the table is num_nodes x num_chips words, so this is most often a
+    // cache miss, and a second, dependent one into alt_ would double it.
+    const uint32_t first = next_[i];
+    if ((first & kManyRoutes) == 0) return first;
     const uint32_t begin = alt_begin_[i];
     const uint32_t count = alt_begin_[i + 1] - begin;
-    if (count == 1) return alt_[begin];
     const uint64_t pick =
         (static_cast<uint64_t>(Mix(flow_hash, node)) * count) >> 32;
     return alt_[begin + pick];
@@ -171,7 +175,10 @@ class Topology {
   uint32_t dateline_classes_ = 1;
   std::vector<std::vector<uint32_t>> out_links_;  // per node, in add order
   // Per (node, dst chip), row-major by node (Index):
-  std::vector<uint32_t> next_;       // first equal-cost next link
+  // Set in next_ where a (node, dst chip) has more than one next link.
+  static constexpr uint32_t kManyRoutes = 1u << 31;
+  // The first equal-cost next link, with kManyRoutes where there are more.
+  std::vector<uint32_t> next_;
   std::vector<uint16_t> hops_;       // shortest distance
   std::vector<uint32_t> alt_begin_;  // candidates in alt_[begin[i], begin[i+1])
   std::vector<uint32_t> alt_;        // all equal-cost next links, flat
