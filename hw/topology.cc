@@ -9,7 +9,6 @@ namespace ccreplay {
 
 namespace {
 
-constexpr uint32_t kNoLink = std::numeric_limits<uint32_t>::max();
 constexpr uint16_t kUnreached = std::numeric_limits<uint16_t>::max();
 // Backwards-BFS work (links x destination chips) Build accepts: a few
 // seconds. Board topologies of several thousand chips fit; a full mesh fits
@@ -313,7 +312,7 @@ absl::Status Topology::ComputeHops() {
   return absl::OkStatus();
 }
 
-// next_, alt_begin_, alt_: from hops_, each node's links that lead one hop
+// next_, alt_: from hops_, each node's links that lead one hop
 // closer to each chip.
 absl::Status Topology::ComputeCandidates() {
   const size_t entries = static_cast<size_t>(num_nodes_) * num_chips_;
@@ -321,54 +320,56 @@ absl::Status Topology::ComputeCandidates() {
     return absl::InvalidArgumentError(absl::StrCat(
         "topology ", TopologyName(kind_), ": too many links to number"));
   }
-  // Candidates, node-major so that one node's lists are contiguous. Per node
-  // two passes over its out links (count, then fill), each streaming two rows
-  // of hops_; a link enters a list when its far end is one hop closer.
-  // Within a list the links keep cabling order.
+  // Per node two passes over its out links (count, then fill), each
+  // streaming two rows of hops_; a link is a candidate when its far end is
+  // one hop closer. Within a list the links keep cabling order.
   next_.assign(entries, kNoLink);
-  alt_begin_.assign(entries + 1, 0);
   alt_.clear();
+  std::vector<uint32_t> count(num_chips_);
   std::vector<uint32_t> cursor(num_chips_);
   for (uint32_t u = 0; u < num_nodes_; ++u) {
     const uint16_t* row_u = &hops_[Index(u, 0)];
-    std::fill(cursor.begin(), cursor.end(), 0);
+    const auto candidate = [&](uint32_t l, const uint16_t* row_v,
+                               uint32_t dst) {
+      return row_v[dst] + 1 == row_u[dst] && RouteAllows(l, u, dst);
+    };
+    std::fill(count.begin(), count.end(), 0);
     for (uint32_t l : out_links_[u]) {
       const uint16_t* row_v = &hops_[Index(links_[l].dst, 0)];
       for (uint32_t dst = 0; dst < num_chips_; ++dst) {
-        cursor[dst] +=
-            (row_v[dst] + 1 == row_u[dst] && RouteAllows(l, u, dst)) ? 1 : 0;
+        count[dst] += candidate(l, row_v, dst) ? 1 : 0;
       }
     }
     uint64_t at = alt_.size();
     for (uint32_t dst = 0; dst < num_chips_; ++dst) {
-      const uint32_t count = cursor[dst];
-      alt_begin_[Index(u, dst)] = static_cast<uint32_t>(at);
-      cursor[dst] = static_cast<uint32_t>(at);
-      at += count;
-    }
-    if (at > std::numeric_limits<uint32_t>::max()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("topology ", TopologyName(kind_),
-                       ": too many equal-cost routes to store"));
+      if (count[dst] < 2) continue;
+      if (at + 1 + count[dst] > kManyRoutes) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("topology ", TopologyName(kind_),
+                         ": too many equal-cost routes to store"));
+      }
+      next_[Index(u, dst)] = kManyRoutes | static_cast<uint32_t>(at);
+      cursor[dst] = static_cast<uint32_t>(at + 1);
+      at += 1 + count[dst];
     }
     alt_.resize(at);
+    for (uint32_t dst = 0; dst < num_chips_; ++dst) {
+      if (count[dst] >= 2) {
+        alt_[next_[Index(u, dst)] & ~kManyRoutes] = count[dst];
+      }
+    }
     for (uint32_t l : out_links_[u]) {
       const uint16_t* row_v = &hops_[Index(links_[l].dst, 0)];
       for (uint32_t dst = 0; dst < num_chips_; ++dst) {
-        if (row_v[dst] + 1 == row_u[dst] && RouteAllows(l, u, dst)) {
+        if (!candidate(l, row_v, dst)) continue;
+        if (count[dst] == 1) {
+          next_[Index(u, dst)] = l;
+        } else {
           alt_[cursor[dst]++] = l;
         }
       }
     }
-    for (uint32_t dst = 0; dst < num_chips_; ++dst) {
-      const size_t i = Index(u, dst);
-      const uint32_t count = cursor[dst] - alt_begin_[i];
-      if (count != 0) {
-        next_[i] = alt_[alt_begin_[i]] | (count > 1 ? kManyRoutes : 0);
-      }
-    }
   }
-  alt_begin_[entries] = static_cast<uint32_t>(alt_.size());
   alt_.shrink_to_fit();
   return absl::OkStatus();
 }

@@ -69,13 +69,16 @@ class Topology {
   // leaving `node` towards a node one hop closer, in cabling order.
   // REQUIRES: node != dst_chip, both in range.
   std::span<const uint32_t> NextLinks(uint32_t node, uint32_t dst_chip) const {
-    const size_t i = Index(node, dst_chip);
-    return {alt_.data() + alt_begin_[i], alt_begin_[i + 1] - alt_begin_[i]};
+    const uint32_t& first = next_[Index(node, dst_chip)];
+    if (first == kNoLink) return {};
+    if ((first & kManyRoutes) == 0) return {&first, 1};
+    const uint32_t* list = &alt_[first & ~kManyRoutes];
+    return {list + 1, list[0]};
   }
   // The first of NextLinks(node, dst_chip): the link cabled first wins ties.
   // REQUIRES: node != dst_chip, both in range.
   uint32_t NextLink(uint32_t node, uint32_t dst_chip) const {
-    return next_[Index(node, dst_chip)] & ~kManyRoutes;
+    return NextLinks(node, dst_chip).front();
   }
   // One of NextLinks(node, dst_chip), chosen by flow_hash: candidate
   // floor(Mix(flow_hash, node) * count / 2^32). The same (flow_hash, node,
@@ -90,11 +93,10 @@ class Topology {
     // cache miss, and a second, dependent one into alt_ would double it.
     const uint32_t first = next_[i];
     if ((first & kManyRoutes) == 0) return first;
-    const uint32_t begin = alt_begin_[i];
-    const uint32_t count = alt_begin_[i + 1] - begin;
+    const uint32_t* list = &alt_[first & ~kManyRoutes];
     const uint64_t pick =
-        (static_cast<uint64_t>(Mix(flow_hash, node)) * count) >> 32;
-    return alt_[begin + pick];
+        (static_cast<uint64_t>(Mix(flow_hash, node)) * list[0]) >> 32;
+    return list[1 + pick];
   }
 
   // Links on the path from chip `src` to chip `dst` (empty when equal), by
@@ -174,14 +176,18 @@ class Topology {
   std::vector<uint32_t> rank_;  // per link: LinkRank
   uint32_t dateline_classes_ = 1;
   std::vector<std::vector<uint32_t>> out_links_;  // per node, in add order
-  // Per (node, dst chip), row-major by node (Index):
   // Set in next_ where a (node, dst chip) has more than one next link.
   static constexpr uint32_t kManyRoutes = 1u << 31;
-  // The first equal-cost next link, with kManyRoutes where there are more.
+  // In next_ where there is no next link (node == dst chip).
+  static constexpr uint32_t kNoLink = ~0u;
+  // Per (node, dst chip), row-major by node (Index): the only next link, or
+  // kManyRoutes | b where there are several: b is where their list starts
+  // in alt_, its length first, then the links. The lists are kept only for
+  // the pairs that have more than one (none on a ring or a torus), and a
+  // lookup reads one line of each table.
   std::vector<uint32_t> next_;
-  std::vector<uint16_t> hops_;       // shortest distance
-  std::vector<uint32_t> alt_begin_;  // candidates in alt_[begin[i], begin[i+1])
-  std::vector<uint32_t> alt_;        // all equal-cost next links, flat
+  std::vector<uint16_t> hops_;  // shortest distance
+  std::vector<uint32_t> alt_;   // the lists of next_'s kManyRoutes pairs
 };
 
 }  // namespace ccreplay

@@ -110,6 +110,15 @@ void ExpectAllPairsRouted(const Topology& t) {
         want.push_back(l);
       }
       EXPECT_EQ(std::vector<uint32_t>(c.begin(), c.end()), want);
+      // A flow's pick is one of them (the only one where there is one).
+      for (uint32_t h : {0u, 1u, 0xdeadbeefu}) {
+        const uint32_t l = t.NextLink(u, d, h);
+        EXPECT_NE(std::find(c.begin(), c.end(), l), c.end())
+            << t.NodeName(u) << " -> chip " << d << " hash " << h;
+        if (c.size() == 1) {
+          EXPECT_EQ(l, c[0]);
+        }
+      }
     }
   }
 }
