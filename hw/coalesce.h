@@ -1,8 +1,10 @@
 // Exact coalescing (docs/hardware-model.md, "Coalescing"): the events the
-// packet engine can fold without changing any result. Two kinds: the
+// packet engine can fold without changing any result. Two kinds here: the
 // arrivals of a write's packets that are certainly not its last
 // (ArrivalCoalescer, links without credit), and the credit returns to ports
-// where no packet waits (CreditFolder, links with credit).
+// where no packet waits (CreditFolder, links with credit). The third, the
+// arrivals of acknowledgements no Fence waits for, needs the streams'
+// state: AckSink (hw/network.h), implemented by the packet engine.
 //
 // A data packet's last hop ends with a kArrive at its destination chip. On a
 // link without credit (link.buffer_bytes 0) that event does two things only:

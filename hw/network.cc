@@ -286,6 +286,11 @@ void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
 
 void Network::ScheduleArrival(uint32_t port, uint32_t id, TimePs at) {
   const uint32_t node = topo_.links()[port].dst;
+  if (ack_sink_ != nullptr && packets_[id].kind == PacketKind::kAck &&
+      node == packets_[id].dst && ack_sink_->FoldAck(packets_[id].op, at)) {
+    packets_.Free(id);
+    return;
+  }
   if (coalesce_.enabled() && node == packets_[id].dst &&
       coalesce_.FoldArrival(packets_[id])) {
     packets_.Free(id);

@@ -54,6 +54,18 @@ inline uint32_t VirtualChannels(const HwConfig& hw, const Topology& topo) {
   return hw.link_vcs != 0 ? hw.link_vcs : topo.DatelineClasses();
 }
 
+// Where an acknowledgement's arrival can be applied when it is certain, not
+// when it happens (docs/hardware-model.md, "Coalescing"): FoldAck(op, at)
+// is offered the acknowledgement of write `op`, due at its source at `at`,
+// and returns true if it has applied it (the arrival then needs no event).
+class AckSink {
+ public:
+  virtual bool FoldAck(uint32_t op, TimePs at) = 0;
+
+ protected:
+  ~AckSink() = default;
+};
+
 class Network {
  public:
   // REQUIRES: hw and topo outlive the Network.
@@ -64,6 +76,13 @@ class Network {
   // Exact coalescing of arrivals and of credit returns (hw/coalesce.h);
   // off by default.
   ArrivalCoalescer& coalescer() { return coalesce_; }
+  // Offers every acknowledgement's arrival at its destination to `sink`
+  // (null: none is offered) when it starts its last hop, on links without
+  // credit: an arrival that returns credit is never folded. A folded one
+  // gets no event; the sink has applied it (AckSink).
+  void SetAckSink(AckSink* sink) {
+    ack_sink_ = hw_.link_buffer_bytes == 0 ? sink : nullptr;
+  }
   CreditFolder& credit_folder() { return credit_fold_; }
   // The end of the run: adds the credit returns still held (CreditFolder)
   // and returns when the last of them, or `now`, happened.
@@ -267,6 +286,7 @@ class Network {
   uint32_t max_wire_;
   std::vector<TimePs> ser_;  // LaneGroupTime per wire size, if not too many
   CdmaUnit* cdma_ = nullptr;
+  AckSink* ack_sink_ = nullptr;
   ArrivalCoalescer coalesce_;
   CreditFolder credit_fold_;
   NetRecorder* rec_ = nullptr;      // a timeline's observer, if any

@@ -24,7 +24,7 @@ namespace {
 // over the hardware blocks of hw/ -- CDMA engines that read packets, the
 // network of ports, links and switches -- which own their state and react to
 // their own events.
-class Sim : public StreamCore {
+class Sim : public StreamCore, private AckSink {
  public:
   Sim(const Program& p, const HwConfig& hw, const Topology& topo,
       const ReplayOptions& opt)
@@ -40,6 +40,7 @@ class Sim : public StreamCore {
     net_.credit_folder().Enable(opt.coalesce && opt.net_recorder == nullptr,
                                 hw.link_buffer_bytes, net_.num_ports(),
                                 &r_.events);
+    if (opt.coalesce && opt.net_recorder == nullptr) net_.SetAckSink(this);
   }
 
  private:
@@ -70,7 +71,28 @@ class Sim : public StreamCore {
   void SendControl(PacketKind kind, uint32_t g, TimePs now) override;
   absl::Status FinishTransport() override;
   TimePs DrainFolded(TimePs now) override {
-    return net_.ReleaseHeldCredits(now);
+    return Max(net_.ReleaseHeldCredits(now), acks_until_);
+  }
+  // An acknowledgement's arrival at its write's source completes the write
+  // (CompleteOp): it stamps the completion, lowers the stream's count of
+  // writes in flight and frees the write's state. Only a Fence after the
+  // write reads that count; with none, nothing reads any of it before the
+  // end, so it is applied when the acknowledgement starts its last hop,
+  // with the arrival's time, and the arrival gets no event
+  // (docs/hardware-model.md, "Coalescing"). Applied at the end of the
+  // current event: the event that sent it may still read the write's
+  // state (WriteLanded's DataLanded).
+  bool FoldAck(uint32_t g, TimePs at) override {
+    if (FenceAfter(g)) return false;
+    ++r_.events;  // the per-packet simulation's count
+    ++acks_folded_;
+    acks_until_ = Max(acks_until_, at);
+    folded_acks_.push_back({g, at});
+    return true;
+  }
+  void CompleteFoldedAcks() {
+    for (const auto& [g, at] : folded_acks_) CompleteOp(g, at);
+    folded_acks_.clear();
   }
   std::string NetworkStuck() const override;
 
@@ -92,6 +114,10 @@ class Sim : public StreamCore {
   void Deliver(uint32_t packet, TimePs now);
 
   Network net_;
+  uint64_t acks_folded_ = 0;
+  TimePs acks_until_;  // the latest folded acknowledgement's arrival
+  // Folded in the current event, to be applied at its end (FoldAck).
+  std::vector<std::pair<uint32_t, TimePs>> folded_acks_;
 };
 
 void Sim::Dispatch(const Event& ev, TimePs now) {
@@ -118,6 +144,7 @@ void Sim::Dispatch(const Event& ev, TimePs now) {
       DispatchStream(ev, now);
       break;
   }
+  if (!folded_acks_.empty()) CompleteFoldedAcks();
 }
 
 void Sim::SendControl(PacketKind kind, uint32_t g, TimePs now) {
@@ -142,9 +169,10 @@ absl::Status Sim::FinishTransport() {
     }
   }
   r_.links = net_.Stats();
-  // r_.events counts folded arrivals already (ArrivalCoalescer::Enable).
+  // r_.events counts the folded events already (ArrivalCoalescer::Enable,
+  // CreditFolder::Enable, FoldAck).
   r_.coalesced_events =
-      net_.coalescer().folded() + net_.credit_folder().folded();
+      net_.coalescer().folded() + net_.credit_folder().folded() + acks_folded_;
   r_.packets = net_.packets_injected();
   r_.bytes_sent = net_.bytes_sent();
   return absl::OkStatus();

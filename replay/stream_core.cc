@@ -505,6 +505,18 @@ void StreamCore::CompleteOp(uint32_t g, TimePs now) {
   FreeOp(g);
 }
 
+bool StreamCore::FenceAfter(uint32_t g) {
+  StreamState& st = streams_[SlotOf(g)];
+  if (st.fence_end == kUnscanned) {
+    st.fence_end = st.size;
+    while (st.fence_end > 0 &&
+           st.instrs->kind(st.fence_end - 1) != OpKind::kFence) {
+      --st.fence_end;
+    }
+  }
+  return st.fence_end > g - st.base + 1;
+}
+
 void StreamCore::StampEnd(uint32_t g, TimePs now) {
   Stamp(g, &InstrTiming::end, now);
   if (!path_.on()) return;  // only the running sums read last_end

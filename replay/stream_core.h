@@ -49,6 +49,7 @@ class StreamCore {
  protected:
   enum class WaitKind : uint8_t { kNone, kMsgWait, kFence, kDone };
 
+  static constexpr uint32_t kUnscanned = ~0u;
   struct StreamState {
     uint32_t chip = 0;
     uint32_t stream = 0;  // index within the chip
@@ -57,6 +58,9 @@ class StreamCore {
     uint32_t pc = 0;
     uint32_t outstanding = 0;  // data-moving instructions not yet complete
     WaitKind wait = WaitKind::kNone;
+    // 1 + the index of its last Fence (0: it has none); kUnscanned until
+    // FenceAfter first needs it.
+    uint32_t fence_end = kUnscanned;
     // When the stream reached instruction pc (-1: not yet).
     TimePs pc_issue{-1};
     // Its last instruction's end once it has one, else its issue (-1:
@@ -174,6 +178,9 @@ class StreamCore {
   void MessageArrived(uint32_t g, TimePs now);
   void CtsArrived(uint32_t g, TimePs now);
   // Data-moving `g` is complete at its issuing chip.
+  // True if a Fence follows instruction g in its stream: only such a
+  // Fence reads whether g is complete (the stream's outstanding count).
+  bool FenceAfter(uint32_t g);
   void CompleteOp(uint32_t g, TimePs now);
   std::string DescribeStuck() const;
   // The event count at which Run() next checks max_events or reports

@@ -16,6 +16,9 @@
 #include "gtest/gtest.h"
 #include "hw/config.h"
 #include "hw/config_io.h"
+#include "hw/topology.h"
+#include "replay/engine.h"
+#include "trace/program.h"
 #include "replay/breakdown.h"
 #include "replay/timeline.h"
 #include "run_cli.h"
@@ -231,6 +234,61 @@ TEST(CoalesceTest, EveryTraceConfigUnboundedBuffers) {
     CheckConfig(hw, &folded);
     EXPECT_GT(folded, 0u);
   }
+}
+
+// An acknowledgement's arrival folds only where no Fence follows its write
+// in the stream: a Fence reached while the acknowledgement is on its way
+// must still wait for it. Chip 0, one engine, links without credit: write A
+// to chip 1; a local copy L long enough that the stream, through a local
+// message and its MsgWait, reaches the Fence after A's acknowledgement has
+// left chip 1 and before it arrives; then write C, whose acknowledgement
+// has no Fence after it (it folds, and it is the run's last arrival).
+TEST(CoalesceTest, AcknowledgementsFoldOnlyWithNoFenceAfterTheirWrite) {
+  HwConfig hw = DefaultTps186();
+  hw.cdma_engines = 1;
+  hw.lane_groups = 1;
+  hw.link_buffer_bytes = 0;
+  // L's read: 300 ns at the engine's rate, against one link crossing
+  // (225 ns, the acknowledgement's) after A lands.
+  const uint64_t local_bytes = hw.cdma_bytes_per_s * 300 / 1'000'000'000;
+  ChipProgram c0;
+  c0.streams.push_back(StreamProgram{
+      0,
+      {TransferInstr(0, 1, 0, 0, 1000, false),
+       TransferInstr(0, 0, 0, 1 << 20, local_bytes, false),
+       MsgSendInstr(0, 0), MsgWaitInstr(0, 1), Instr{},
+       TransferInstr(0, 1, 4096, 4096, 600, false)}});
+  Program p;
+  p.num_chips = 2;
+  p.chips.push_back(std::move(c0));
+  p.chips.push_back(ChipProgram{});
+  auto topo = Topology::Build(TopologyKind::kRing, 2);
+  ASSERT_TRUE(topo.ok()) << topo.status();
+  ReplayOptions on, off, lean;
+  on.coalesce = lean.coalesce = true;
+  off.coalesce = false;
+  lean.keep_records = false;
+  auto co = Replay(p, hw, *topo, on);
+  auto ref = Replay(p, hw, *topo, off);
+  auto ln = Replay(p, hw, *topo, lean);
+  ASSERT_TRUE(co.ok() && ref.ok() && ln.ok());
+  // The premise: the Fence (instruction 4) is reached between A's landing,
+  // when its acknowledgement leaves, and A's completion, when it arrives,
+  // and waits for it.
+  const InstrTiming& a = ref->instrs[0];
+  const InstrTiming& fence = ref->instrs[4];
+  EXPECT_GT(fence.issue, a.landed);
+  EXPECT_LT(fence.issue, a.complete);
+  EXPECT_EQ(fence.end, a.complete);
+  // C's acknowledgement is the last arrival: the run drains with it.
+  EXPECT_EQ(ref->drained, ref->instrs[5].complete);
+  ExpectSameResults(*co, *ref);
+  ASSERT_EQ(co->instrs.size(), ref->instrs.size());
+  for (size_t i = 0; i < co->instrs.size(); ++i) {
+    ExpectSameTiming(co->instrs[i], ref->instrs[i], i);
+  }
+  ExpectSameLean(*ln, *ref);
+  EXPECT_GT(co->coalesced_events, 0u);
 }
 
 // --max-events stops a coalesced replay exactly when it stops the
