@@ -40,7 +40,12 @@ class Sim : public StreamCore, private AckSink {
     net_.credit_folder().Enable(opt.coalesce && opt.net_recorder == nullptr,
                                 hw.link_buffer_bytes, net_.num_ports(),
                                 &r_.events);
-    if (opt.coalesce && opt.net_recorder == nullptr) net_.SetAckSink(this);
+    // Only where no timing records are kept: in a replay that keeps them
+    // (a pairwise AllToAll) folding measured slower (docs/hardware-model.md,
+    // "Coalescing").
+    if (opt.coalesce && opt.net_recorder == nullptr && !opt.keep_records) {
+      net_.SetAckSink(this);
+    }
   }
 
  private:
@@ -79,20 +84,14 @@ class Sim : public StreamCore, private AckSink {
   // write reads that count; with none, nothing reads any of it before the
   // end, so it is applied when the acknowledgement starts its last hop,
   // with the arrival's time, and the arrival gets no event
-  // (docs/hardware-model.md, "Coalescing"). Applied at the end of the
-  // current event: the event that sent it may still read the write's
-  // state (WriteLanded's DataLanded).
+  // (docs/hardware-model.md, "Coalescing").
   bool FoldAck(uint32_t g, TimePs at) override {
     if (FenceAfter(g)) return false;
     ++r_.events;  // the per-packet simulation's count
     ++acks_folded_;
     acks_until_ = Max(acks_until_, at);
-    folded_acks_.push_back({g, at});
+    CompleteFoldedAck(g, at);
     return true;
-  }
-  void CompleteFoldedAcks() {
-    for (const auto& [g, at] : folded_acks_) CompleteOp(g, at);
-    folded_acks_.clear();
   }
   std::string NetworkStuck() const override;
 
@@ -116,8 +115,6 @@ class Sim : public StreamCore, private AckSink {
   Network net_;
   uint64_t acks_folded_ = 0;
   TimePs acks_until_;  // the latest folded acknowledgement's arrival
-  // Folded in the current event, to be applied at its end (FoldAck).
-  std::vector<std::pair<uint32_t, TimePs>> folded_acks_;
 };
 
 void Sim::Dispatch(const Event& ev, TimePs now) {
@@ -144,7 +141,6 @@ void Sim::Dispatch(const Event& ev, TimePs now) {
       DispatchStream(ev, now);
       break;
   }
-  if (!folded_acks_.empty()) CompleteFoldedAcks();
 }
 
 void Sim::SendControl(PacketKind kind, uint32_t g, TimePs now) {

@@ -429,8 +429,24 @@ void StreamCore::WriteLanded(uint32_t g, TimePs now) {
     CompleteOp(recv, now);
   }
   // The destination acknowledges the whole write to the source.
+  acking_ = g;
   SendControl(PacketKind::kAck, g, now);
+  acking_ = kNone;
   DataLanded(g, now);
+  if (acked_at_.ps() >= 0) {
+    CompleteOp(g, acked_at_);
+    acked_at_ = TimePs(-1);
+  }
+}
+
+void StreamCore::CompleteFoldedAck(uint32_t g, TimePs at) {
+  if (g == acking_) {
+    // Folded as WriteLanded sent it: DataLanded still reads the write's
+    // state, so the completion waits for it.
+    acked_at_ = at;
+    return;
+  }
+  CompleteOp(g, at);
 }
 
 void StreamCore::MessageArrived(uint32_t g, TimePs now) {
@@ -506,14 +522,22 @@ void StreamCore::CompleteOp(uint32_t g, TimePs now) {
 }
 
 bool StreamCore::FenceAfter(uint32_t g) {
-  StreamState& st = streams_[SlotOf(g)];
-  if (st.fence_end == kUnscanned) {
-    st.fence_end = st.size;
-    while (st.fence_end > 0 &&
-           st.instrs->kind(st.fence_end - 1) != OpKind::kFence) {
-      --st.fence_end;
+  if (!fences_scanned_) {
+    // Once, every stream from its end back to its last Fence (most
+    // programs, lowered ones all, have none: then no instruction's stream
+    // need be looked up at all).
+    fences_scanned_ = true;
+    for (StreamState& st : streams_) {
+      st.fence_end = st.size;
+      while (st.fence_end > 0 &&
+             st.instrs->kind(st.fence_end - 1) != OpKind::kFence) {
+        --st.fence_end;
+      }
+      any_fence_ = any_fence_ || st.fence_end > 0;
     }
   }
+  if (!any_fence_) return false;
+  const StreamState& st = streams_[SlotOf(g)];
   return st.fence_end > g - st.base + 1;
 }
 

@@ -49,7 +49,6 @@ class StreamCore {
  protected:
   enum class WaitKind : uint8_t { kNone, kMsgWait, kFence, kDone };
 
-  static constexpr uint32_t kUnscanned = ~0u;
   struct StreamState {
     uint32_t chip = 0;
     uint32_t stream = 0;  // index within the chip
@@ -58,9 +57,9 @@ class StreamCore {
     uint32_t pc = 0;
     uint32_t outstanding = 0;  // data-moving instructions not yet complete
     WaitKind wait = WaitKind::kNone;
-    // 1 + the index of its last Fence (0: it has none); kUnscanned until
-    // FenceAfter first needs it.
-    uint32_t fence_end = kUnscanned;
+    // 1 + the index of its last Fence (0: it has none); set when
+    // FenceAfter is first called.
+    uint32_t fence_end = 0;
     // When the stream reached instruction pc (-1: not yet).
     TimePs pc_issue{-1};
     // Its last instruction's end once it has one, else its issue (-1:
@@ -181,6 +180,14 @@ class StreamCore {
   // True if a Fence follows instruction g in its stream: only such a
   // Fence reads whether g is complete (the stream's outstanding count).
   bool FenceAfter(uint32_t g);
+  // Completes write g, whose acknowledgement arrives at `at` and was
+  // folded (no event): at once, or, when WriteLanded is sending it, at the
+  // end of WriteLanded.
+  void CompleteFoldedAck(uint32_t g, TimePs at);
+  uint32_t acking_ = kNone;  // the write WriteLanded is acknowledging
+  TimePs acked_at_{-1};      // its folded acknowledgement's arrival
+  bool fences_scanned_ = false;  // every stream's fence_end is set
+  bool any_fence_ = false;       // some stream has a Fence
   void CompleteOp(uint32_t g, TimePs now);
   std::string DescribeStuck() const;
   // The event count at which Run() next checks max_events or reports
