@@ -41,8 +41,8 @@ class Sim : public StreamCore, private AckSink {
                                 hw.link_buffer_bytes, net_.num_ports(),
                                 &r_.events);
     // Only where no timing records are kept: in a replay that keeps them
-    // (a pairwise AllToAll) folding measured slower (docs/hardware-model.md,
-    // "Coalescing").
+    // (a pairwise AllToAll) folding measured no gain, possibly a loss
+    // (docs/hardware-model.md, "Coalescing").
     if (opt.coalesce && opt.net_recorder == nullptr && !opt.keep_records) {
       net_.SetAckSink(this);
     }

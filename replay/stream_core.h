@@ -176,7 +176,6 @@ class StreamCore {
   // A RemoteMsgSend / a Receive's clear-to-send arrived.
   void MessageArrived(uint32_t g, TimePs now);
   void CtsArrived(uint32_t g, TimePs now);
-  // Data-moving `g` is complete at its issuing chip.
   // True if a Fence follows instruction g in its stream: only such a
   // Fence reads whether g is complete (the stream's outstanding count).
   bool FenceAfter(uint32_t g);
@@ -184,10 +183,7 @@ class StreamCore {
   // folded (no event): at once, or, when WriteLanded is sending it, at the
   // end of WriteLanded.
   void CompleteFoldedAck(uint32_t g, TimePs at);
-  uint32_t acking_ = kNone;  // the write WriteLanded is acknowledging
-  TimePs acked_at_{-1};      // its folded acknowledgement's arrival
-  bool fences_scanned_ = false;  // every stream's fence_end is set
-  bool any_fence_ = false;       // some stream has a Fence
+  // Data-moving `g` is complete at its issuing chip.
   void CompleteOp(uint32_t g, TimePs now);
   std::string DescribeStuck() const;
   // The event count at which Run() next checks max_events or reports
@@ -272,6 +268,11 @@ class StreamCore {
   // Per engine-state slot, its op's issue, where neither a record nor the
   // path's state (OpPath::t_issue) keeps it: a lean replay without sums.
   std::vector<TimePs> op_issue_;
+  // Folded acknowledgements (FenceAfter, CompleteFoldedAck).
+  uint32_t acking_ = kNone;      // the write WriteLanded is acknowledging
+  TimePs acked_at_{-1};          // its folded acknowledgement's arrival
+  bool fences_scanned_ = false;  // every stream's fence_end is set
+  bool any_fence_ = false;       // some stream has a Fence
   // Without records: per block of 2^kBlockBits instructions, the stream
   // slot of its first; per stream slot, the end of its instructions
   // (base + size); the state slots of the instructions in flight.

@@ -257,7 +257,7 @@ TEST(CoalesceTest, AcknowledgementsFoldOnlyWithNoFenceAfterTheirWrite) {
       0,
       {TransferInstr(0, 1, 0, 0, 1000, false),
        TransferInstr(0, 0, 0, 1 << 20, local_bytes, false),
-       MsgSendInstr(0, 0), MsgWaitInstr(0, 1), Instr{},
+       MsgSendInstr(0, 0), MsgWaitInstr(0, 1), FenceInstr(),
        TransferInstr(0, 1, 4096, 4096, 600, false)}});
   Program p;
   p.num_chips = 2;

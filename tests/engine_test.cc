@@ -35,7 +35,7 @@ Instr LocalMsg(uint32_t qp, uint32_t dst_qp) {
   return MsgSendInstr(qp, dst_qp);
 }
 Instr MsgWait(uint32_t qp, uint32_t count) { return MsgWaitInstr(qp, count); }
-Instr Fence() { return Instr{}; }
+Instr Fence() { return FenceInstr(); }
 Instr SendTo(uint32_t qp, uint32_t dst, uint64_t bytes) {
   return SendInstr(qp, dst, 0, bytes);
 }

@@ -71,7 +71,7 @@ Instr DecodeInstr(const v1::Instruction& in) {
     case v1::Instruction::KIND_NOT_SET:  // rejected by the no-kind rule
       break;
   }
-  return Instr{};  // a Fence
+  return FenceInstr();
 }
 
 namespace {

@@ -133,6 +133,11 @@ inline Instr MsgSendInstr(uint32_t qp, uint32_t dst_qp) {
   in.dst_qp = dst_qp;
   return in;
 }
+inline Instr FenceInstr() {
+  Instr in;
+  in.kind = OpKind::kFence;
+  return in;
+}
 inline Instr MsgWaitInstr(uint32_t counter, uint32_t count) {
   Instr in;
   in.kind = OpKind::kMsgWait;

@@ -153,7 +153,7 @@ bool ReadInstruction(Reader r, const WireRules* rules, Instr* out) {
       return true;
     case v1::Instruction::kFenceFieldNumber:
       if (!Scalars(body, 0, 0, v)) return false;  // no field at all
-      *out = Instr{};
+      *out = FenceInstr();
       return true;
     default:
       return false;  // Send, Receive (the matching), or no such kind
