@@ -62,6 +62,7 @@ class Sim : public StreamCore, private AckSink {
         net_.PrefetchPort(a);
         break;
       default:
+        StreamCore::Prefetch(kind, a);
         break;
     }
   }

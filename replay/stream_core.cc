@@ -58,6 +58,7 @@ absl::Status StreamCore::Flatten() {
       st.base = g;
       st.size = static_cast<uint32_t>(streams[s].instrs.size());
       st.instrs = &streams[s].instrs;
+      st.layout = st.instrs->layout();
       g += st.size;
       if (records_) {
         for (uint32_t i = 0; i < st.size; ++i) {
@@ -212,7 +213,7 @@ void StreamCore::Resume(uint32_t slot, TimePs now) {
   st.wait = WaitKind::kNone;
   while (st.pc < st.size) {
     const uint32_t g = st.base + st.pc;
-    const Instr in = (*st.instrs)[st.pc];
+    const Instr in = st.instrs->Read(*st.layout.At(st.pc));
     if (st.pc_issue.ps() < 0) {
       st.pc_issue = now;
       Stamp(g, &InstrTiming::issue, now);
@@ -555,14 +556,15 @@ std::string StreamCore::PlaceOf(uint32_t g) const {
 
 void StreamCore::PathIssue(uint32_t g, uint32_t slot, TimePs now) {
   const StreamState& st = streams_[slot];
-  const Instr in = (*st.instrs)[st.pc];
+  const Instr in = st.instrs->Read(*st.layout.At(st.pc));
   OpPath& path = PathOf(g);
   path_.Issue(path, slot, st.pc, now);
   if (in.kind != OpKind::kRemoteMsgSend || st.pc == 0) return;
   // Write + msg: a message right after a write on its qp leaves behind
   // that write's bytes (the critical path needs when the write started;
   // it is still in flight, issued just before).
-  if (PathCosts::FollowsOwnWrite((*st.instrs)[st.pc - 1], in, st.chip)) {
+  if (PathCosts::FollowsOwnWrite(st.instrs->Read(*st.layout.At(st.pc - 1)),
+                                 in, st.chip)) {
     path.after_data = true;
     OpPath& before = PathOf(g - 1);
     if (const TimePs start = path_.StartOf(before); start.ps() >= 0) {

@@ -67,6 +67,9 @@ class StreamCore {
     // the path is summed.
     TimePs last_end{-1};
     const InstrList* instrs = nullptr;  // the program's, for this stream
+    // instrs->layout(): its instructions found without reading the list,
+    // which is not where the rest of the state is.
+    InstrList::Layout layout;
   };
 
   // Engine state of a Transfer or Send from its issue until it is done (its
@@ -125,7 +128,13 @@ class StreamCore {
   virtual bool Superseded(const Event&) { return false; }
   // A hint, called with an event that will pop soon (RadixEventQueue::
   // PeekSameTime): start loading what it will touch. Must not change state.
-  virtual void Prefetch(uint32_t /*kind*/, uint32_t /*a*/) const {}
+  // This one hints a resuming stream's next instructions (the program is
+  // too large for the caches); the engines hint their own kinds.
+  virtual void Prefetch(uint32_t kind, uint32_t a) const {
+    if (kind != kStreamResume) return;
+    const StreamState& st = streams_[a];
+    InstrList::Prefetch(st.layout, st.pc, st.size);
+  }
 
   // --- The shared semantics, for the engines to call.
   // kStreamResume, kCdmaKick, kLocalDone, kMsgLocal, kMsgCount; false for
@@ -142,7 +151,7 @@ class StreamCore {
       }
     }
     const StreamState& st = streams_[SlotOf(g)];
-    return (*st.instrs)[g - st.base];
+    return st.instrs->Read(*st.layout.At(g - st.base));
   }
   OpKind KindAt(uint32_t g) const {
     const StreamState& st = streams_[SlotOf(g)];

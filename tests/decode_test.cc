@@ -877,5 +877,121 @@ TEST(InstrListTest, RandomInstructionsComeBackWholeIn24BytesEach) {
   EXPECT_EQ(small.allocated_bytes(), kCount * 24);
 }
 
+
+// InterleaveStreams lays a program out round by round (kRound instructions
+// of each stream still going, longest first) and every instruction reads
+// back as it went in: streams of lengths 0, 1, whole rounds and partial
+// ones, with whole (unpackable) instructions among them; the layout's
+// addresses are where the rounds put them; a placed list that is changed
+// keeps the others' and its own instructions; a copy shares the layout.
+TEST(InstrListTest, InterleavedStreamsReadBackAndSitRoundByRound) {
+  constexpr size_t R = InstrList::kRound;
+  const std::vector<size_t> lengths = {9 * R + 5, 0, 1, 8 * R, 8 * R + 1,
+                                       9 * R + 5, 6 * R};
+  std::mt19937_64 rng(18);
+  Program p;
+  p.num_chips = 2;
+  p.chips.resize(2);
+  std::vector<std::vector<Instr>> want;
+  for (size_t s = 0; s < lengths.size(); ++s) {
+    StreamProgram& sp = p.chips[s % 2].streams.emplace_back();
+    std::vector<Instr>& w = want.emplace_back();
+    for (size_t i = 0; i < lengths[s]; ++i) {
+      Instr in;
+      in.kind = static_cast<OpKind>(rng() % 7);
+      in.qp_id = static_cast<uint32_t>(rng() % 64);
+      in.peer = static_cast<uint32_t>(s * 1000 + i);  // names its place
+      in.src_addr = rng() >> 8;
+      // Some whole, in the even streams.
+      in.dst_addr = s % 2 == 0 && i % 5 == 4 ? ~uint64_t{0} : rng() >> 8;
+      in.bytes = rng() % 100000;
+      w.push_back(in);
+      sp.instrs.push_back(in);
+    }
+  }
+  InterleaveStreams(p);
+  // Streams in program order: chip 0's (0, 2, 4, 6), then chip 1's.
+  const std::vector<size_t> order = {0, 2, 4, 6, 1, 3, 5};
+  std::vector<const InstrList*> lists;
+  for (const ChipProgram& c : p.chips) {
+    for (const StreamProgram& s : c.streams) lists.push_back(&s.instrs);
+  }
+  for (size_t k = 0; k < lists.size(); ++k) {
+    const InstrList& list = *lists[k];
+    const std::vector<Instr>& w = want[order[k]];
+    ASSERT_EQ(list.size(), w.size()) << "stream " << order[k];
+    for (size_t i = 0; i < w.size(); ++i) {
+      ASSERT_TRUE(SameInstr(list[i], w[i])) << order[k] << " " << i;
+      ASSERT_EQ(list.kind(i), w[i].kind);
+    }
+  }
+  // Ranked by length, ties in program order: 0 and 5 (9R + 5), 4 (8R + 1),
+  // 3 (8R), 6 (6R), 2 (1), 1 (0). Round r holds R words for each stream
+  // longer than r R: 6 streams in round 0, 5 in rounds 1-5 (not stream 2),
+  // 4 in rounds 6-7 (not 6), 3 in round 8 (not 3), 2 in round 9.
+  const std::vector<size_t> rank_of = {0, 6, 5, 3, 2, 1, 4};
+  const std::vector<size_t> live = {6, 5, 5, 5, 5, 5, 4, 4, 3, 2};
+  std::vector<size_t> round_first = {0};
+  for (size_t n : live) round_first.push_back(round_first.back() + n * R);
+  const InstrList::Packed* base = lists[0]->layout().At(0);
+  for (size_t k = 0; k < lists.size(); ++k) {
+    const size_t s = order[k];
+    const InstrList::Layout l = lists[k]->layout();
+    for (size_t i = 0; i < lengths[s]; ++i) {
+      ASSERT_EQ(l.At(i) - base, static_cast<ptrdiff_t>(round_first[i / R] +
+                                                       rank_of[s] * R + i % R))
+          << "stream " << s << " instruction " << i;
+    }
+  }
+  // Stream 5 (no whole ones) counts its share: 10 rounds of R words.
+  EXPECT_EQ(lists[6]->allocated_bytes(), 10 * R * 24);
+
+  InstrList copy = *lists[0];
+  EXPECT_EQ(copy.layout().At(0), base);  // shares the layout
+  copy.set(1, want[0][0]);
+  copy.push_back(want[5][0]);
+  ASSERT_EQ(copy.size(), want[0].size() + 1);
+  EXPECT_TRUE(SameInstr(copy[1], want[0][0]));
+  EXPECT_TRUE(SameInstr(copy[2], want[0][2]));
+  EXPECT_TRUE(SameInstr(copy.back(), want[5][0]));
+  EXPECT_NE(copy.layout().At(0), base);  // its own words now
+  for (size_t i = 0; i < want[0].size(); ++i) {
+    ASSERT_TRUE(SameInstr((*lists[0])[i], want[0][i]));  // unchanged
+  }
+  // Laid out again (a program decoded twice over): the same instructions.
+  InterleaveStreams(p);
+  for (size_t i = 0; i < want[5].size(); ++i) {
+    ASSERT_TRUE(SameInstr(p.chips[1].streams[2].instrs[i], want[5][i]));
+  }
+}
+
+// Streams so short that their partial rounds would pad the program by more
+// than an eighth stay as they are: 100 streams of 3 instructions would take
+// 100 rounds' blocks of kRound words for 300 instructions.
+TEST(InstrListTest, ShortStreamsAreNotPadded) {
+  Program p;
+  p.num_chips = 100;
+  p.chips.resize(100);
+  for (uint32_t c = 0; c < 100; ++c) {
+    StreamProgram& s = p.chips[c].streams.emplace_back();
+    s.instrs.reserve(3);
+    for (uint32_t i = 0; i < 3; ++i) {
+      Instr in;
+      in.kind = OpKind::kTransfer;
+      in.peer = c;
+      in.bytes = i + 1;
+      s.instrs.push_back(in);
+    }
+  }
+  InterleaveStreams(p);
+  for (uint32_t c = 0; c < 100; ++c) {
+    const InstrList& list = p.chips[c].streams[0].instrs;
+    EXPECT_EQ(list.layout().rounds, nullptr);
+    EXPECT_EQ(list.allocated_bytes(), 3 * 24);
+    EXPECT_EQ(list[2].peer, c);
+    EXPECT_EQ(list[2].bytes, 3u);
+  }
+}
+
 }  // namespace
 }  // namespace ccreplay

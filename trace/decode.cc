@@ -231,6 +231,8 @@ absl::StatusOr<Program> TraceDecoder::Finish() {
   State& st = *state_;
   if (st.chips_checked) st.rules.End();
   if (!st.first.status().ok()) return st.first.status();
+  // Laid out for the replay, whose streams step together.
+  InterleaveStreams(st.program);
   return std::move(st.program);
 }
 

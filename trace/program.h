@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -164,6 +165,8 @@ inline bool SameInstr(const Instr& a, const Instr& b) {
          a.dst_addr == b.dst_addr && a.bytes == b.bytes;
 }
 
+struct Program;
+
 // A stream's instructions, stored packed in 24 bytes each and read back as
 // Instr values (by value: there is no Instr object in the list to refer
 // to). An instruction whose fields need more than the packed widths (an
@@ -175,25 +178,68 @@ inline bool SameInstr(const Instr& a, const Instr& b) {
 // second and third hold src_addr and dst_addr (56 bits each: a message's
 // dst_qp and a MsgWait's count share them, as in Instr) and the next 8 bits
 // of bytes each.
+//
+// A list holds its packed words itself, in order, or is placed in a
+// program's interleaved layout (InterleaveStreams below), which stores the
+// instructions of all streams round by round: kRound of each stream, then
+// the next kRound of each, so the streams of a collective, which step
+// together, read neighbouring memory (docs/architecture.md, "Program
+// layout"). Either way the list reads and behaves the same; changing a
+// placed list first gives it its own copy.
 class InstrList {
  public:
+  struct Packed {
+    uint64_t w[3];
+  };
+  // Instructions per stream and round in the interleaved layout.
+  static constexpr size_t kRound = 32;
+  // Where instruction i's packed words are, for a reader that keeps this
+  // (valid while the list is unchanged) instead of reading the list first:
+  // in order from `words` (rounds == nullptr), or placed, at
+  // words + rounds[i / kRound] + slot + i % kRound.
+  struct Layout {
+    const Packed* words = nullptr;
+    const uint64_t* rounds = nullptr;
+    uint64_t slot = 0;
+    const Packed* At(size_t i) const {
+      return rounds == nullptr ? words + i
+                               : words + rounds[i / kRound] + slot + i % kRound;
+    }
+  };
+
   InstrList() = default;
   InstrList(std::initializer_list<Instr> list);
   InstrList(const std::vector<Instr>& list);  // NOLINT: implicit, as a vector
 
-  size_t size() const { return packed_.size(); }
-  bool empty() const { return packed_.empty(); }
-  void reserve(size_t n) { packed_.reserve(n); }
-  // Bytes allocated (packed and whole ones), for the memory counters.
-  size_t allocated_bytes() const {
-    return packed_.capacity() * sizeof(Packed) +
-           whole_.capacity() * sizeof(Instr);
+  size_t size() const { return placed_ ? placed_size_ : packed_.size(); }
+  bool empty() const { return size() == 0; }
+  void reserve(size_t n) {
+    Own();
+    packed_.reserve(n);
   }
-  void push_back(const Instr& in) { packed_.push_back(Pack(in)); }
+  // Bytes allocated (packed and whole ones), for the memory counters; a
+  // placed list counts its share of the layout (whole rounds).
+  size_t allocated_bytes() const {
+    const size_t packed =
+        placed_ ? (placed_size_ + kRound - 1) / kRound * kRound
+                : packed_.capacity();
+    return packed * sizeof(Packed) + whole_.capacity() * sizeof(Instr);
+  }
+  void push_back(const Instr& in) {
+    Own();
+    packed_.push_back(Pack(in));
+  }
   // Replaces instruction i.
-  void set(size_t i, const Instr& in) { packed_[i] = Pack(in); }
-  Instr operator[](size_t i) const {
-    const Packed& p = packed_[i];
+  void set(size_t i, const Instr& in) {
+    Own();
+    packed_[i] = Pack(in);
+  }
+  Layout layout() const {
+    return placed_ ? placed_->Of(slot_) : Layout{packed_.data(), nullptr, 0};
+  }
+  Instr operator[](size_t i) const { return Read(*layout().At(i)); }
+  // The instruction whose packed words `p` are (layout().At(i)).
+  Instr Read(const Packed& p) const {
     if (p.w[0] & kEscaped) return whole_[p.w[1]];
     Instr in;
     in.kind = static_cast<OpKind>(p.w[0] & 7u);
@@ -205,9 +251,16 @@ class InstrList {
     in.bytes = (p.w[0] >> 39) | ((p.w[1] >> 56) << 25) | ((p.w[2] >> 56) << 33);
     return in;
   }
+  // A hint: start loading instructions i .. i + 3 of a list of `n` (a
+  // resuming stream reads a few).
+  static void Prefetch(const Layout& l, size_t i, size_t n) {
+    if (i >= n) return;
+    __builtin_prefetch(l.At(i));
+    __builtin_prefetch(l.At(i + 3 < n ? i + 3 : n - 1));
+  }
   // operator[](i).kind, read alone.
   OpKind kind(size_t i) const {
-    const Packed& p = packed_[i];
+    const Packed& p = *layout().At(i);
     return (p.w[0] & kEscaped) != 0 ? whole_[p.w[1]].kind
                                     : static_cast<OpKind>(p.w[0] & 7u);
   }
@@ -239,8 +292,14 @@ class InstrList {
   const_iterator end() const { return const_iterator(this, size()); }
 
  private:
-  struct Packed {
-    uint64_t w[3];
+  friend void InterleaveStreams(Program& program);
+  // The interleaved words of a program's streams, shared by its lists.
+  struct Placed {
+    std::unique_ptr<Packed[]> words;
+    std::vector<uint64_t> rounds;  // per round: its first word
+    Layout Of(uint64_t slot) const {
+      return Layout{words.get(), rounds.data(), slot};
+    }
   };
   static constexpr uint64_t kEscaped = uint64_t{1} << 4;
   static constexpr uint64_t kQpMask = (uint64_t{1} << 18) - 1;
@@ -264,9 +323,14 @@ class InstrList {
   }
   // An instruction too wide to pack: kept whole, found by its index.
   Packed PackWhole(const Instr& in);
+  // A placed list takes its own copy of its words (before a change).
+  void Own();
 
-  std::vector<Packed> packed_;
-  std::vector<Instr> whole_;  // the instructions too wide to pack
+  std::vector<Packed> packed_;  // its own words, in order (if not placed)
+  std::vector<Instr> whole_;    // the instructions too wide to pack
+  std::shared_ptr<const Placed> placed_;  // or the layout it is placed in,
+  uint64_t slot_ = 0;                     // its first word in each round,
+  size_t placed_size_ = 0;                // and its length
 };
 
 struct StreamProgram {
@@ -282,6 +346,17 @@ struct Program {
   uint32_t num_chips = 0;
   std::vector<ChipProgram> chips;  // size num_chips; absent chips are empty
 };
+
+// Moves every stream's packed words into one interleaved layout (InstrList)
+// and frees the lists' own arrays as it goes, so the program is not held
+// twice. Streams are ordered by length, longest first (ties in program
+// order), so the streams that still have instructions in a round are a
+// prefix of that order and a stream's place in every round is its rank;
+// each round holds kRound words per such stream (a stream's last, partial
+// round too). Every instruction reads back unchanged. A program whose
+// streams are so short that those partial rounds would add more than an
+// eighth to its size (many streams of a few instructions) is left as it is.
+void InterleaveStreams(Program& program);
 
 // The one formatter for a place, in the words every error, finding and
 // report uses: "chip 3", "chip 3, stream 1" or "chip 3, stream 1,
