@@ -62,7 +62,6 @@ class Sim : public StreamCore, private AckSink {
         net_.PrefetchPort(a);
         break;
       default:
-        StreamCore::Prefetch(kind, a);
         break;
     }
   }

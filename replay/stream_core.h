@@ -128,13 +128,7 @@ class StreamCore {
   virtual bool Superseded(const Event&) { return false; }
   // A hint, called with an event that will pop soon (RadixEventQueue::
   // PeekSameTime): start loading what it will touch. Must not change state.
-  // This one hints a resuming stream's next instructions (the program is
-  // too large for the caches); the engines hint their own kinds.
-  virtual void Prefetch(uint32_t kind, uint32_t a) const {
-    if (kind != kStreamResume) return;
-    const StreamState& st = streams_[a];
-    InstrList::Prefetch(st.layout, st.pc, st.size);
-  }
+  virtual void Prefetch(uint32_t /*kind*/, uint32_t /*a*/) const {}
 
   // --- The shared semantics, for the engines to call.
   // kStreamResume, kCdmaKick, kLocalDone, kMsgLocal, kMsgCount; false for

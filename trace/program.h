@@ -251,13 +251,6 @@ class InstrList {
     in.bytes = (p.w[0] >> 39) | ((p.w[1] >> 56) << 25) | ((p.w[2] >> 56) << 33);
     return in;
   }
-  // A hint: start loading instructions i .. i + 3 of a list of `n` (a
-  // resuming stream reads a few).
-  static void Prefetch(const Layout& l, size_t i, size_t n) {
-    if (i >= n) return;
-    __builtin_prefetch(l.At(i));
-    __builtin_prefetch(l.At(i + 3 < n ? i + 3 : n - 1));
-  }
   // operator[](i).kind, read alone.
   OpKind kind(size_t i) const {
     const Packed& p = *layout().At(i);
