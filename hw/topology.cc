@@ -348,14 +348,14 @@ absl::Status Topology::ComputeCandidates() {
             absl::StrCat("topology ", TopologyName(kind_),
                          ": too many equal-cost routes to store"));
       }
-      next_[Index(u, dst)] = kManyRoutes | static_cast<uint32_t>(at);
+      next_[NextIndex(u, dst)] = kManyRoutes | static_cast<uint32_t>(at);
       cursor[dst] = static_cast<uint32_t>(at + 1);
       at += 1 + count[dst];
     }
     alt_.resize(at);
     for (uint32_t dst = 0; dst < num_chips_; ++dst) {
       if (count[dst] >= 2) {
-        alt_[next_[Index(u, dst)] & ~kManyRoutes] = count[dst];
+        alt_[next_[NextIndex(u, dst)] & ~kManyRoutes] = count[dst];
       }
     }
     for (uint32_t l : out_links_[u]) {
@@ -363,7 +363,7 @@ absl::Status Topology::ComputeCandidates() {
       for (uint32_t dst = 0; dst < num_chips_; ++dst) {
         if (!candidate(l, row_v, dst)) continue;
         if (count[dst] == 1) {
-          next_[Index(u, dst)] = l;
+          next_[NextIndex(u, dst)] = l;
         } else {
           alt_[cursor[dst]++] = l;
         }

@@ -69,7 +69,7 @@ class Topology {
   // leaving `node` towards a node one hop closer, in cabling order.
   // REQUIRES: node != dst_chip, both in range.
   std::span<const uint32_t> NextLinks(uint32_t node, uint32_t dst_chip) const {
-    const uint32_t& first = next_[Index(node, dst_chip)];
+    const uint32_t& first = next_[NextIndex(node, dst_chip)];
     if (first == kNoLink) return {};
     if ((first & kManyRoutes) == 0) return {&first, 1};
     const uint32_t* list = &alt_[first & ~kManyRoutes];
@@ -87,11 +87,10 @@ class Topology {
   // REQUIRES: node != dst_chip, both in range.
   uint32_t NextLink(uint32_t node, uint32_t dst_chip,
                     uint32_t flow_hash) const {
-    const size_t i = Index(node, dst_chip);
     // One load where there is one route (a ring, a mesh, a chip's uplink):
-    // the table is num_nodes x num_chips words, so this is most often a
-    // cache miss, and a second, dependent one into alt_ would double it.
-    const uint32_t first = next_[i];
+    // the table is num_nodes x num_chips words, so this can be a cache
+    // miss, and a second, dependent one into alt_ would double it.
+    const uint32_t first = next_[NextIndex(node, dst_chip)];
     if ((first & kManyRoutes) == 0) return first;
     const uint32_t* list = &alt_[first & ~kManyRoutes];
     const uint64_t pick =
@@ -149,6 +148,21 @@ class Topology {
   size_t Index(uint32_t node, uint32_t dst_chip) const {
     return static_cast<size_t>(node) * num_chips_ + dst_chip;
   }
+  // next_'s order: the chips' entries by the destination's place relative
+  // to the chip (k for chip (node + k) mod num_chips), then by chip; then
+  // the switches', row by row. Collectives name their peers that way (a
+  // ring's neighbour, the k-th step of a pairwise exchange), so the
+  // lookups of all chips in one step read neighbouring words, where row by
+  // row they would read one page per chip; a switch looks up every
+  // destination, and its row keeps them together (docs/architecture.md,
+  // "Route lookups").
+  size_t NextIndex(uint32_t node, uint32_t dst_chip) const {
+    const size_t c = num_chips_;
+    if (node >= num_chips_) return c * node + dst_chip;
+    const uint32_t rel =
+        dst_chip >= node ? dst_chip - node : dst_chip + num_chips_ - node;
+    return c * rel + node;
+  }
   void AddCable(uint32_t a, uint32_t b);
   void AddLink(uint32_t a, uint32_t b);  // one direction only
   // Adds the nodes and links of kind_ over num_chips_ chips.
@@ -180,7 +194,7 @@ class Topology {
   static constexpr uint32_t kManyRoutes = 1u << 31;
   // In next_ where there is no next link (node == dst chip).
   static constexpr uint32_t kNoLink = ~0u;
-  // Per (node, dst chip), row-major by node (Index): the only next link, or
+  // Per (node, dst chip), in NextIndex's order: the only next link, or
   // kManyRoutes | b where there are several: b is where their list starts
   // in alt_, its length first, then the links. The lists are kept only for
   // the pairs that have more than one (none on a ring or a torus), and a
