@@ -563,8 +563,8 @@ void StreamCore::PathIssue(uint32_t g, uint32_t slot, TimePs now) {
   // Write + msg: a message right after a write on its qp leaves behind
   // that write's bytes (the critical path needs when the write started;
   // it is still in flight, issued just before).
-  if (PathCosts::FollowsOwnWrite(st.instrs->Read(*st.layout.At(st.pc - 1)),
-                                 in, st.chip)) {
+  if (PathCosts::FollowsOwnWrite(st.instrs->Read(*st.layout.At(st.pc - 1)), in,
+                                 st.chip)) {
     path.after_data = true;
     OpPath& before = PathOf(g - 1);
     if (const TimePs start = path_.StartOf(before); start.ps() >= 0) {

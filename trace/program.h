@@ -220,9 +220,9 @@ class InstrList {
   // Bytes allocated (packed and whole ones), for the memory counters; a
   // placed list counts its share of the layout (whole rounds).
   size_t allocated_bytes() const {
-    const size_t packed =
-        placed_ ? (placed_size_ + kRound - 1) / kRound * kRound
-                : packed_.capacity();
+    const size_t packed = placed_
+                              ? (placed_size_ + kRound - 1) / kRound * kRound
+                              : packed_.capacity();
     return packed * sizeof(Packed) + whole_.capacity() * sizeof(Instr);
   }
   void push_back(const Instr& in) {
