@@ -213,7 +213,7 @@ void StreamCore::Resume(uint32_t slot, TimePs now) {
   st.wait = WaitKind::kNone;
   while (st.pc < st.size) {
     const uint32_t g = st.base + st.pc;
-    const Instr in = st.instrs->Read(*st.layout.At(st.pc));
+    const Instr in = st.At(st.pc);
     if (st.pc_issue.ps() < 0) {
       st.pc_issue = now;
       Stamp(g, &InstrTiming::issue, now);
@@ -531,7 +531,7 @@ bool StreamCore::FenceAfter(uint32_t g) {
     for (StreamState& st : streams_) {
       st.fence_end = st.size;
       while (st.fence_end > 0 &&
-             st.instrs->kind(st.fence_end - 1) != OpKind::kFence) {
+             st.KindAt(st.fence_end - 1) != OpKind::kFence) {
         --st.fence_end;
       }
       any_fence_ = any_fence_ || st.fence_end > 0;
@@ -556,15 +556,14 @@ std::string StreamCore::PlaceOf(uint32_t g) const {
 
 void StreamCore::PathIssue(uint32_t g, uint32_t slot, TimePs now) {
   const StreamState& st = streams_[slot];
-  const Instr in = st.instrs->Read(*st.layout.At(st.pc));
+  const Instr in = st.At(st.pc);
   OpPath& path = PathOf(g);
   path_.Issue(path, slot, st.pc, now);
   if (in.kind != OpKind::kRemoteMsgSend || st.pc == 0) return;
   // Write + msg: a message right after a write on its qp leaves behind
   // that write's bytes (the critical path needs when the write started;
   // it is still in flight, issued just before).
-  if (PathCosts::FollowsOwnWrite(st.instrs->Read(*st.layout.At(st.pc - 1)), in,
-                                 st.chip)) {
+  if (PathCosts::FollowsOwnWrite(st.At(st.pc - 1), in, st.chip)) {
     path.after_data = true;
     OpPath& before = PathOf(g - 1);
     if (const TimePs start = path_.StartOf(before); start.ps() >= 0) {
@@ -634,7 +633,7 @@ std::string StreamCore::DescribeStuck() const {
   std::vector<std::string> lines;
   for (const StreamState& st : streams_) {
     if (st.wait == WaitKind::kDone) continue;
-    const Instr in = (*st.instrs)[st.pc];
+    const Instr in = st.At(st.pc);
     std::string what;
     if (st.wait == WaitKind::kMsgWait) {
       what =

@@ -70,6 +70,9 @@ class StreamCore {
     // instrs->layout(): its instructions found without reading the list,
     // which is not where the rest of the state is.
     InstrList::Layout layout;
+    // Its instruction i, and that instruction's kind.
+    Instr At(uint32_t i) const { return instrs->Read(*layout.At(i)); }
+    OpKind KindAt(uint32_t i) const { return instrs->Kind(*layout.At(i)); }
   };
 
   // Engine state of a Transfer or Send from its issue until it is done (its
@@ -145,11 +148,11 @@ class StreamCore {
       }
     }
     const StreamState& st = streams_[SlotOf(g)];
-    return st.instrs->Read(*st.layout.At(g - st.base));
+    return st.At(g - st.base);
   }
   OpKind KindAt(uint32_t g) const {
     const StreamState& st = streams_[SlotOf(g)];
-    return st.instrs->kind(g - st.base);
+    return st.KindAt(g - st.base);
   }
   // Instruction g's engine-state slot while it is in flight (OpState), else
   // kNoCause: in its timing record, or in a lean replay's map of the

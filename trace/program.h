@@ -251,9 +251,9 @@ class InstrList {
     in.bytes = (p.w[0] >> 39) | ((p.w[1] >> 56) << 25) | ((p.w[2] >> 56) << 33);
     return in;
   }
-  // operator[](i).kind, read alone.
-  OpKind kind(size_t i) const {
-    const Packed& p = *layout().At(i);
+  // operator[](i).kind, read alone, and Read(p).kind.
+  OpKind kind(size_t i) const { return Kind(*layout().At(i)); }
+  OpKind Kind(const Packed& p) const {
     return (p.w[0] & kEscaped) != 0 ? whole_[p.w[1]].kind
                                     : static_cast<OpKind>(p.w[0] & 7u);
   }
