@@ -113,29 +113,28 @@ class RadixEventQueue {
     const uint64_t key = static_cast<uint64_t>(t.ps());
     if (t.ps() < 0 || key < last_) went_back_ = true;
     const size_t i = BucketOf(key);
-    buckets_[i].push_back(Slot{key, (next_seq_++ << 8) | (kind & 0xffu), a, b});
+    buckets_[i].push_back(
+        Slot{key, ((kRanks + next_seq_++) << 8) | (kind & 0xffu), a, b});
     if (key < least_[i]) least_[i] = key;
     ++size_;
   }
-  // Takes the sequence number an event pushed now would get, without
-  // pushing one: a block that folds an event (hw/coalesce.h) keeps its
-  // place among the events of its picosecond, and every later push gets the
-  // number it would have had if the event had been pushed.
-  uint64_t ReserveSeq() { return next_seq_++; }
-  // Schedules an event under a sequence number ReserveSeq() gave: it pops
-  // exactly where it would have had it been pushed then. Every bucket holds
-  // its events in sequence order; such a late event joins bucket 0 at its
-  // place, or waits in its bucket's own short list of late events (kept in
-  // sequence order) until Refill merges the two, so nothing is moved per
-  // event however full the bucket.
-  // REQUIRES: (t, seq) after the last pop; each reserved number used once.
-  void PushReserved(TimePs t, uint64_t seq, uint32_t kind, uint32_t a,
-                    uint32_t b = 0) {
+  // Schedules an event that pops before every event Push schedules for the
+  // same time, and among those PushFirst schedules for that time in the
+  // order of `rank` (then of scheduling): its place in the order of its
+  // picosecond is fixed by (t, rank), whenever it is scheduled. A port
+  // waiting for credit is served so at the start of the picosecond the
+  // credit comes back (hw/network.h, kCreditKick). Its Event::seq is `rank`.
+  // Such an event joins bucket 0 at its place, or waits in its bucket's own
+  // short list of them (kept in order) until Refill merges the two, so
+  // nothing is moved per event however full the bucket.
+  // REQUIRES: t after the time of the last pop; rank < 2^32.
+  void PushFirst(TimePs t, uint32_t rank, uint32_t kind, uint32_t a,
+                 uint32_t b = 0) {
     const uint64_t key = static_cast<uint64_t>(t.ps());
     if (t.ps() < 0 || key < last_) went_back_ = true;
     const size_t i = BucketOf(key);
     std::vector<Slot>& bk = i == 0 ? buckets_[0] : late_[i];
-    const Slot s{key, (seq << 8) | (kind & 0xffu), a, b};
+    const Slot s{key, (uint64_t{rank} << 8) | (kind & 0xffu), a, b};
     const auto from = bk.begin() + static_cast<ptrdiff_t>(i == 0 ? head0_ : 0);
     bk.insert(std::upper_bound(from, bk.end(), s.key,
                                [](uint64_t k, const Slot& x) {
@@ -152,12 +151,8 @@ class RadixEventQueue {
     if (head0_ == buckets_[0].size()) Refill();
     --size_;
     const Slot& s = buckets_[0][head0_++];
-    last_key_ = s.key;
     return ToEvent(s);
   }
-  // The sequence number of the event popped last: with its time (the
-  // current time), its place in the order of events.
-  uint64_t last_seq() const { return last_key_ >> 8; }
   void Reserve(size_t) {}
   // The kind and first operand of the event `ahead` pops after the next one
   // (0: the next), when it is known without work: an event at the time last
@@ -201,8 +196,12 @@ class RadixEventQueue {
     uint32_t a;
     uint32_t b;
   };
+  // Push's sequence numbers are stored above every PushFirst rank.
+  static constexpr uint64_t kRanks = uint64_t{1} << 32;
   static Event ToEvent(const Slot& s) {
-    return Event{static_cast<int64_t>(s.time), s.key >> 8,
+    const uint64_t seq = s.key >> 8;
+    return Event{static_cast<int64_t>(s.time),
+                 seq >= kRanks ? seq - kRanks : seq,
                  static_cast<uint32_t>(s.key & 0xffu), s.a, s.b};
   }
   size_t BucketOf(uint64_t time) const {
@@ -249,7 +248,7 @@ class RadixEventQueue {
     return a;
   }
   std::vector<Slot> buckets_[kBuckets];
-  // Per bucket i > 0: its late events (PushReserved), in sequence order.
+  // Per bucket i > 0: its PushFirst events, in key order (rank, kind).
   std::vector<Slot> late_[kBuckets];
   // Per bucket i > 0: the least time in it (kNoTime when empty), so that
   // Refill need not scan for it.
@@ -257,7 +256,6 @@ class RadixEventQueue {
   size_t head0_ = 0;
   size_t size_ = 0;
   uint64_t last_ = 0;
-  uint64_t last_key_ = 0;  // of the last pop: sequence << 8 | kind
   uint64_t next_seq_ = 0;
   bool went_back_ = false;
 };

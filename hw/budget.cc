@@ -39,11 +39,11 @@ constexpr uint64_t kMessageSlotBytes = 4 * sizeof(uint32_t) +
                                        sizeof(std::vector<bool>) +
                                        2 * sizeof(std::vector<uint32_t>);
 // Events per packet at its source (kCdmaEmit, kCdmaKick) and, at most, on
-// each hop (kPortKick, kArrive, kSwitchForward, kIngressHead,
-// kCreditReturn); per instruction (kStreamResume, kLocalDone, kMsgLocal,
-// kMsgCount).
+// each hop (kPortKick; kArrive or kSwitchForward; kIngressHead; kCreditKick,
+// which serves every credit due at its time); per instruction
+// (kStreamResume, kLocalDone, kMsgLocal, kMsgCount).
 constexpr uint64_t kEventsPerPacket = 2;
-constexpr uint64_t kEventsPerHop = 5;
+constexpr uint64_t kEventsPerHop = 4;
 constexpr uint64_t kEventsPerInstr = 4;
 // The picosecond clock is int64; half its range leaves room for sums of
 // two times (an event's time plus a latency) without wrapping.

@@ -2,11 +2,10 @@
 
 namespace ccreplay {
 
-bool ArrivalCoalescer::FoldArrival(const Packet& pk) {
-  if (pk.kind != PacketKind::kData || bursts_.empty()) return false;
-  auto it = bursts_.find(pk.op);
-  if (it == bursts_.end()) return false;
-  Burst& b = it->second;
+bool ArrivalCoalescer::FoldArrival(const Packet& pk, bool may_fold) {
+  if (pk.kind != PacketKind::kData || pk.state >= slots_.size()) return false;
+  Burst& b = slots_[pk.state];
+  if (b.full == 0) return false;
   // The last full-size packet to start the hop may be the last to arrive;
   // the short tail is dominated by any full-size packet still to start.
   if (pk.payload == payload_) {
@@ -14,6 +13,7 @@ bool ArrivalCoalescer::FoldArrival(const Packet& pk) {
   } else if (b.started == b.full) {
     return false;
   }
+  if (!may_fold) return false;
   b.folded_bytes += pk.payload;
   ++folded_;
   ++*events_;

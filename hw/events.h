@@ -22,7 +22,7 @@ enum EventKind : uint32_t {
   kSwitchForward,  // Network; a = packet, b = switch: forwarding elapsed
   kMsgLocal,       // MessageUnit; a = op (MsgSend): reaches the local counter
   kPortKick,       // Network; a = port: a lane group may be free
-  kCreditReturn,   // Network; a = port, b = Network::CreditWord(bytes, vc)
+  kCreditKick,     // Network; a = port (waiting for credit, due now)
   kMsgCount,       // MessageUnit; a = op (RemoteMsgSend): handshake done
   kIngressHead,    // Network; a = packet: head of its switch input FIFO
 };

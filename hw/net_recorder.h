@@ -23,8 +23,10 @@ class NetRecorder {
   // buffers it holds `wire` bytes of the far end's credit from `start`.
   virtual void Serialise(uint32_t port, uint32_t lg, const Packet& pk,
                          uint32_t wire, TimePs start, TimePs end) = 0;
-  // `bytes` of credit of `port` came back (the far end freed the space).
-  virtual void CreditReturned(uint32_t port, uint32_t bytes, TimePs now) = 0;
+  // `bytes` of credit of `port` come back at `due` (the far end freed the
+  // space): told when the credit is sent, which is before it is due, and
+  // not in the order of due times.
+  virtual void CreditReturned(uint32_t port, uint32_t bytes, TimePs due) = 0;
   // `port` now has `waiting` packets queued (not yet serialising).
   virtual void QueueDepth(uint32_t port, uint32_t waiting, TimePs now) = 0;
 };

@@ -20,7 +20,8 @@ Network::Network(const HwConfig& hw, const Topology& topo, EventQueue& q)
       q_(q),
       vcs_(VirtualChannels(hw, topo)),
       max_wire_(std::max(hw.packet_payload_bytes, hw.message_payload_bytes) +
-                hw.packet_header_bytes) {
+                hw.packet_header_bytes),
+      bytes_per_ps_(static_cast<double>(hw.link_bytes_per_s) / 1e12) {
   // Inputs of a chip's port: its engines, then the acknowledgement path,
   // then every incoming link (relays). Inputs of a switch port: its
   // incoming links.
@@ -96,7 +97,7 @@ bool Network::OnArrive(uint32_t packet, uint32_t node, TimePs now) {
     return false;
   }
   // Written to GMEM at once: the buffer space is free again.
-  SendCredit(pk.in_link, WireBytes(pk), pk.vc, now);
+  SendCredit(pk.in_link, WireBytes(pk), pk.vc, now, now);
   return true;
 }
 
@@ -127,9 +128,6 @@ void Network::EnqueueAt(uint32_t port, uint32_t input, uint32_t packet,
   pk.queued_at = queued == TimePs::Max() ? now : queued;
   pk.in_vc = pk.vc;
   pk.vc = NextVc(pk.in_link, pk.vc, port);
-  if (credit_fold_.enabled() && credit_fold_.holds(port)) {
-    ReleaseCredits(port, now);
-  }
   Port& pt = ports_[port];
   pt.Enqueue(input, pt.Row(pk.vc, pk.lg), packet, packets_);
   if (rec_) rec_->QueueDepth(port, pt.waiting(), now);
@@ -152,6 +150,7 @@ void Network::TryTransmit(uint32_t port, TimePs now) {
   Port& pt = ports_[port];
   const uint32_t lanes = pt.lane_groups();
   bool credit_blocked = false;
+  TakeDueCredits(pt, now);
   // Each free lane group serves one waiting packet; a lane group frees again
   // when its packet has been serialised (kPortKick). Round-robin
   // interleaving deals packets to the lane groups strictly in turn: the next
@@ -168,8 +167,12 @@ void Network::TryTransmit(uint32_t port, TimePs now) {
     // A packet of no wire bytes leaves the lane group free: serve it again.
     if (pt.LgFree(lg, now)) --k;
   }
-  if (credit_blocked && pt.stalled_since == TimePs::Max()) {
-    pt.stalled_since = now;
+  if (credit_blocked) {
+    if (pt.stalled_since == TimePs::Max()) pt.stalled_since = now;
+    // Served again when the next credit is due (none in flight: when one
+    // is sent, SendCredit).
+    const TimePs next = pt.credits_due.next_due();  // Max() if none
+    if (next < pt.credit_kick_at) CreditKickAt(port, next);
   }
   if (pt.waiting() > 0) ScheduleKick(port, now);
 }
@@ -242,6 +245,8 @@ void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
   const uint32_t chosen = pick.input;
   const uint32_t id = pt.PopFrom(chosen, pt.Row(pick.vc, lg), packets_);
   Packet& pk = packets_[id];
+  // Its credit goes back to the previous hop's port (SendCredit, below).
+  if (pk.in_link != kNone) PrefetchPort(pk.in_link);
   const uint32_t wire = WireBytes(pk);
   const TimePs ser =
       wire < ser_.size() ? ser_[wire] : LaneGroupTime(hw_, wire);
@@ -262,7 +267,7 @@ void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
   pt.CountLg(lg, ser, end);
   if (pk.in_link != kNone) {
     // It leaves the buffer of the previous hop: credit goes back there.
-    SendCredit(pk.in_link, wire, pk.in_vc, end);
+    SendCredit(pk.in_link, wire, pk.in_vc, end, now);
     if (hw_.switch_input_fifo && topo_.IsSwitch(topo_.links()[port].src)) {
       // The next packet of its input FIFO moves up to the head.
       std::deque<uint32_t>& fifo = Ingress(pk.in_link, pk.in_vc, pk.lg);
@@ -271,7 +276,7 @@ void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
     }
   }
   pk.in_link = port;
-  ScheduleArrival(port, id, end + flight_[port]);
+  ScheduleArrival(port, id, end + flight_[port], now);
   if (!hw_.switch_fifo) {
     pt.rr_input(lg, pick.vc) = AddMod(chosen, 1, pt.num_inputs());
     pt.rr_vc(lg) = AddMod(pick.vc, 1, pt.num_vcs());
@@ -284,17 +289,22 @@ void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
   }
 }
 
-void Network::ScheduleArrival(uint32_t port, uint32_t id, TimePs at) {
+void Network::ScheduleArrival(uint32_t port, uint32_t id, TimePs at,
+                              TimePs now) {
   const uint32_t node = topo_.links()[port].dst;
-  if (ack_sink_ != nullptr && packets_[id].kind == PacketKind::kAck &&
-      node == packets_[id].dst && ack_sink_->FoldAck(packets_[id].op, at)) {
-    packets_.Free(id);
-    return;
-  }
-  if (coalesce_.enabled() && node == packets_[id].dst &&
-      coalesce_.FoldArrival(packets_[id])) {
-    packets_.Free(id);
-    return;
+  const Packet& pk = packets_[id];
+  if (node == pk.dst && (ack_sink_ != nullptr || coalesce_.enabled())) {
+    const bool may_fold = FoldableInto(port);
+    const bool folded =
+        pk.kind == PacketKind::kAck
+            ? ack_sink_ != nullptr && may_fold && ack_sink_->FoldAck(pk.op, at)
+            : coalesce_.enabled() && coalesce_.FoldArrival(pk, may_fold);
+    if (folded) {
+      // Its arrival would have freed its buffer space (OnArrive).
+      SendCredit(port, WireBytes(pk), pk.vc, at, now);
+      packets_.Free(id);
+      return;
+    }
   }
   // A switch does nothing with a packet but hold it for its forwarding
   // latency: its output sees it then (docs/hardware-model.md, "switch

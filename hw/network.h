@@ -2,7 +2,7 @@
 // packets in flight, routing over the Topology, the switches' store-and-
 // forward latency, relaying through chips' routers and credit-based flow
 // control. It owns its state and reacts to its own events (kArrive,
-// kSwitchForward, kPortKick, kCreditReturn); the replay loop calls the
+// kSwitchForward, kPortKick, kCreditKick); the replay loop calls the
 // handlers below. A packet that reaches its destination chip is handed back
 // to the caller of OnArrive, which delivers it (replay/engine.cc).
 //
@@ -12,7 +12,9 @@
 // last byte arrives link_latency + link_propagation after its serialisation
 // ends (link latency + propagation, or a switch port's: LinkFlight); the
 // credit comes back the same flight time after the far end frees the space
-// (written to GMEM, or sent on).
+// (written to GMEM, or sent on). A credit is not an event: the port counts
+// it from the picosecond it is due (Port::credits_due), and a port that
+// waits for credit is served at the start of that picosecond (kCreditKick).
 #ifndef CCREPLAY_HW_NETWORK_H_
 #define CCREPLAY_HW_NETWORK_H_
 
@@ -73,23 +75,24 @@ class Network {
   // The CDMA engines that feed the chips' ports: told when a port takes a
   // packet from an engine's input (CdmaUnit::PortTookPacket).
   void Connect(CdmaUnit* cdma) { cdma_ = cdma; }
-  // Exact coalescing of arrivals and of credit returns (hw/coalesce.h);
-  // off by default.
+  // Exact coalescing of arrivals (hw/coalesce.h); off by default.
   ArrivalCoalescer& coalescer() { return coalesce_; }
+  // Lets a port count a credit before it is due where no decision can
+  // tell (SendCredit); off by default: every credit waits in its port's
+  // list until due (the reference path).
+  void EnableEarlyCredit(bool on) { early_credit_ = on; }
+  // Credits counted early, and kept until due, so far.
+  uint64_t credits_counted_early() const { return credits_early_; }
+  uint64_t credits_kept() const { return credits_kept_; }
   // Offers every acknowledgement's arrival at its destination to `sink`
-  // (null: none is offered) when it starts its last hop, on links without
-  // credit: an arrival that returns credit is never folded. A folded one
-  // gets no event; the sink has applied it (AckSink).
-  void SetAckSink(AckSink* sink) {
-    ack_sink_ = hw_.link_buffer_bytes == 0 ? sink : nullptr;
-  }
-  CreditFolder& credit_folder() { return credit_fold_; }
-  // The end of the run: adds the credit returns still held (CreditFolder)
-  // and returns when the last of them, or `now`, happened.
-  TimePs ReleaseHeldCredits(TimePs now) {
-    return credit_fold_.ReleaseAll(
-        now, [this](uint32_t port, uint32_t c) { ApplyCredit(port, c); });
-  }
+  // (null: none is offered) when it starts its last hop, unless the link
+  // returns credit with no flight time (FoldableInto). A folded one gets
+  // no event; the sink has applied it (AckSink), and its credit is on its
+  // way back.
+  void SetAckSink(AckSink* sink) { ack_sink_ = sink; }
+  // When the last credit came back (zero if none was sent): the run has
+  // drained when every credit is back, as when each was an event.
+  TimePs last_credit() const { return last_credit_; }
   // Reports serialisation, credit and queue depth to `rec` (null: none).
   void SetRecorder(NetRecorder* rec) {
     rec_ = rec;
@@ -131,24 +134,20 @@ class Network {
     ports_[port].kick_at = TimePs::Max();
     TryTransmit(port, now);
   }
-  // kCreditReturn: `bytes` of buffer space at the far end of `port` freed.
-  // `credit` is CreditWord(): the bytes and the virtual channel.
-  void OnCreditReturn(uint32_t port, uint32_t credit, TimePs now) {
-    ApplyCredit(port, credit);
-    if (rec_) rec_->CreditReturned(port, credit / kMaxVirtualChannels, now);
-    // Serving the port sends nothing unless a packet waited for credit:
-    // after every serving, a lane group that is free has nothing waiting
-    // that credit allows (it would have been sent), and every other change
-    // (a packet queued, a lane group freed: the pending kick) serves the
-    // port itself. Nothing waits for credit since the last send, and the
-    // next lane group to free has its kick scheduled after now: skip it.
-    const Port& pt = ports_[port];
-    if (pt.waiting() == 0 ||
-        (pt.stalled_since == TimePs::Max() && pt.kick_at > now &&
-         pt.kick_at != TimePs::Max())) {
-      return;
-    }
+  // kCreditKick: credit is due at `port` now, at the start of the
+  // picosecond, while a packet waited for credit there. Serves the port
+  // and returns true; false for a kick that finds no packet waiting for
+  // credit any more, or that a later one superseded: it does nothing and
+  // is not counted as an event. (Whether such a kick exists depends on
+  // when the credit was registered, which coalescing changes; whether a
+  // kick serves a port waiting for credit does not.)
+  bool OnCreditKick(uint32_t port, TimePs now) {
+    Port& pt = ports_[port];
+    if (pt.credit_kick_at != now) return false;
+    pt.credit_kick_at = TimePs::Max();
+    if (pt.stalled_since == TimePs::Max()) return false;
     TryTransmit(port, now);
+    return true;
   }
 
   const Packet& packet(uint32_t id) const { return packets_[id]; }
@@ -159,7 +158,11 @@ class Network {
     __builtin_prefetch(p);
     __builtin_prefetch(p + sizeof(Packet) - 1);
   }
-  void PrefetchPort(uint32_t port) const { __builtin_prefetch(&ports_[port]); }
+  void PrefetchPort(uint32_t port) const {
+    const char* p = reinterpret_cast<const char*>(&ports_[port]);
+    __builtin_prefetch(p);
+    __builtin_prefetch(p + 64);
+  }
   void Free(uint32_t id) { packets_.Free(id); }
 
   uint64_t packets_injected() const { return injected_; }
@@ -190,38 +193,74 @@ class Network {
     }
     return 0;
   }
-  // The kCreditReturn operand for `bytes` of channel `vc`'s buffer.
-  static uint32_t CreditWord(uint32_t bytes, uint32_t vc) {
-    return bytes * kMaxVirtualChannels + vc;
-  }
-  // Gives `port` the credit of CreditWord `credit`.
-  void ApplyCredit(uint32_t port, uint32_t credit) {
-    ports_[port].ReturnCredit(credit % kMaxVirtualChannels,
-                              credit / kMaxVirtualChannels);
-  }
-  // `bytes` of channel `vc`'s buffer at the far end of `link` were freed at
-  // `at`: the credit travels back over the link. With unbounded buffers a
-  // credit changes nothing, and no event carries it; to a port where no
-  // packet waits, coalescing holds it (CreditFolder).
-  void SendCredit(uint32_t link, uint32_t bytes, uint8_t vc, TimePs at) {
+  // During the event at `now`, `bytes` of channel `vc`'s buffer at the far
+  // end of `link` are found freed at `at` (now, or when a packet's
+  // serialisation on its next hop ends, or when a folded arrival would
+  // have happened): the credit travels back over the link and counts from
+  // its due time on (docs/hardware-model.md, "credits"). With unbounded
+  // buffers a credit changes nothing and none is sent.
+  void SendCredit(uint32_t link, uint32_t bytes, uint8_t vc, TimePs at,
+                  TimePs now) {
     if (hw_.link_buffer_bytes == 0) return;
-    if (credit_fold_.enabled() && ports_[link].waiting() == 0 &&
-        credit_fold_.ShouldHold(link)) {
-      credit_fold_.Hold(link, at + flight_[link], q_.ReserveSeq(),
-                        CreditWord(bytes, vc));
+    const TimePs due = at + flight_[link];
+    last_credit_ = Max(last_credit_, due);
+    if (rec_) rec_->CreditReturned(link, bytes, due);
+    Port& pt = ports_[link];
+    const bool stalled = pt.stalled_since != TimePs::Max();
+    if (due <= now) {
+      // Back at once (a link of no flight time): a port waiting for credit
+      // is served after this event, as by its kick.
+      pt.ReturnCredit(vc, bytes);
+      if (stalled) KickAt(link, now);
       return;
     }
-    q_.Push(at + flight_[link], kCreditReturn, link, CreditWord(bytes, vc));
+    if (early_credit_ && !stalled && MayCountEarly(pt, due, now)) {
+      pt.ReturnCredit(vc, bytes);
+      pt.early.Add(bytes, due);
+      ++credits_early_;
+      return;
+    }
+    ++credits_kept_;
+    pt.credits_due.Add(due, bytes, vc);
+    if (stalled && due < pt.credit_kick_at) CreditKickAt(link, due);
   }
-  // A packet is about to wait at `port`: the credit returns held for it are
-  // added or scheduled (CreditFolder::Release).
-  void ReleaseCredits(uint32_t port, TimePs now) {
-    credit_fold_.Release(
-        port, now, q_.last_seq(),
-        [this, port](uint32_t c) { ApplyCredit(port, c); },
-        [this, port](TimePs t, uint64_t seq, uint32_t c) {
-          q_.PushReserved(t, seq, kCreditReturn, port, c);
-        });
+  // Whether a credit due at `due` may be counted now, before it is due: if
+  // every channel of `pt` will have credit for the largest packet at every
+  // moment until then without it, no decision of the port can tell it was
+  // counted early. Until `due` the port's lane groups can take at most
+  // (due - now) x link bandwidth + one largest packet each (a lane group
+  // starts its next packet only when the one before is serialised), and
+  // the credits counted early and not yet due are at most
+  // early.Pending(now): each channel's true credit stays at least
+  //   buffer - in_use - Pending - that,
+  // which must be at least the largest packet.
+  bool MayCountEarly(Port& pt, TimePs due, TimePs now) const {
+    const double window = static_cast<double>((due - now).ps());
+    const int64_t spend = static_cast<int64_t>(window * bytes_per_ps_) + 1 +
+                          static_cast<int64_t>(hw_.lane_groups) * max_wire_;
+    return static_cast<int64_t>(hw_.link_buffer_bytes) - pt.in_use -
+               pt.early.Pending(now) - spend >=
+           static_cast<int64_t>(max_wire_);
+  }
+  // Counts the credits due at `port` by `now`.
+  void TakeDueCredits(Port& pt, TimePs now) {
+    pt.credits_due.TakeDue(now, [&pt](TimePs, uint32_t bytes, uint32_t vc) {
+      pt.ReturnCredit(vc, bytes);
+    });
+  }
+  // `port`, where a packet waits for credit, is served at the start of the
+  // picosecond `at` (the next credit due there): an event whose place among
+  // those of its picosecond depends on the port and the time only, not on
+  // when the credit became known (EventQueue::PushFirst).
+  void CreditKickAt(uint32_t port, TimePs at) {
+    ports_[port].credit_kick_at = at;
+    q_.PushFirst(at, port, kCreditKick, port);
+  }
+  // Whether a packet's arrival over `link` at its destination may be
+  // folded: not when the link returns credit with no flight time, as that
+  // credit would then be due at once, during the arrival's own event.
+  bool FoldableInto(uint32_t link) const {
+    return hw_.link_buffer_bytes == 0 || flight_[link] > TimePs::Zero();
   }
   // The channel a packet that came on `in_link` in channel `vc` takes on
   // `port`: one more when `port` does not rank above `in_link` (a dateline
@@ -274,8 +313,9 @@ class Network {
   // Puts the head packet of (input, vc, lg) on the wire.
   void Send(uint32_t port, Pick pick, uint32_t lg, TimePs now);
   // Schedules the kArrive of packet `id`, whose last byte reaches the far
-  // end of `port` at `at`, unless coalescing folds it (it is then freed).
-  void ScheduleArrival(uint32_t port, uint32_t id, TimePs at);
+  // end of `port` at `at`, unless coalescing folds it (it is then freed,
+  // its credit on its way back). `now`: the time of the event sending it.
+  void ScheduleArrival(uint32_t port, uint32_t id, TimePs at, TimePs now);
 
   const HwConfig& hw_;
   const Topology& topo_;
@@ -284,11 +324,15 @@ class Network {
   // Wire bytes of the largest packet there can be: a data packet carries at
   // most packet_payload_bytes, a control packet message_payload_bytes.
   uint32_t max_wire_;
+  double bytes_per_ps_;      // the link bandwidth (MayCountEarly)
   std::vector<TimePs> ser_;  // LaneGroupTime per wire size, if not too many
   CdmaUnit* cdma_ = nullptr;
   AckSink* ack_sink_ = nullptr;
   ArrivalCoalescer coalesce_;
-  CreditFolder credit_fold_;
+  TimePs last_credit_;  // the latest credit's due time
+  bool early_credit_ = false;
+  uint64_t credits_early_ = 0;
+  uint64_t credits_kept_ = 0;
   NetRecorder* rec_ = nullptr;      // a timeline's observer, if any
   std::vector<TimePs> flight_;      // per link: LinkFlight()
   std::vector<Port> ports_;         // one per directed link

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "base/units.h"
@@ -92,6 +93,96 @@ constexpr uint32_t XorInterleave(uint64_t addr, uint64_t block_bytes,
 constexpr uint64_t GlobalAddress(uint32_t chip, uint64_t addr) {
   return (uint64_t{chip} << 48) ^ addr;
 }
+
+// The credits on their way back to a port, by due time: a credit counts
+// from the picosecond it is due (docs/hardware-model.md, "credits"), and
+// is added when the port next reads its credit.
+class CreditsDue {
+ public:
+  void Add(TimePs due, uint32_t bytes, uint32_t vc) {
+    // Nearly in order: a credit is due a fixed flight time after its
+    // packet leaves the far buffer, and packets leave about in order. Equal
+    // times keep their order (credits add up in any order anyway).
+    items_.push_back(Item{due, bytes, vc});
+    for (size_t i = items_.size() - 1; i > head_ && items_[i - 1].due > due;
+         --i) {
+      std::swap(items_[i - 1], items_[i]);
+    }
+    if (due < next_) next_ = due;
+  }
+  bool empty() const { return next_ == TimePs::Max(); }
+  // The earliest due time (TimePs::Max() if none): read without touching
+  // the list.
+  TimePs next_due() const { return next_; }
+  // take(due, bytes, vc) for each credit due by `now`, in order; they
+  // leave.
+  template <typename Take>
+  void TakeDue(TimePs now, Take take) {
+    if (next_ > now || empty()) return;
+    do {
+      take(items_[head_].due, items_[head_].bytes, items_[head_].vc);
+      ++head_;
+    } while (head_ < items_.size() && items_[head_].due <= now);
+    if (head_ == items_.size()) {
+      items_.clear();
+      head_ = 0;
+      next_ = TimePs::Max();
+      return;
+    }
+    next_ = items_[head_].due;
+    if (head_ >= 256 && 2 * head_ >= items_.size()) {
+      items_.erase(items_.begin(),
+                   items_.begin() + static_cast<ptrdiff_t>(head_));
+      head_ = 0;
+    }
+  }
+
+ private:
+  struct Item {
+    TimePs due;
+    uint32_t bytes;
+    uint32_t vc;
+  };
+  std::vector<Item> items_;
+  size_t head_ = 0;
+  TimePs next_ = TimePs::Max();  // items_[head_].due, or none
+};
+
+// The credit a port has counted before it is due (Network::SendCredit,
+// "counted early"): an upper bound of how many of those bytes are not yet
+// due, kept in two generations, each the bytes of some returns and the
+// latest due time among them, so that nothing is kept per return.
+class EarlyCredit {
+ public:
+  // An upper bound of the early-counted bytes not yet due at `now`.
+  int64_t Pending(TimePs now) {
+    if (g0_.until <= now) {
+      g0_ = g1_;
+      g1_ = Gen{};
+      if (g0_.until <= now) g0_ = Gen{};
+    }
+    return g0_.bytes + g1_.bytes;
+  }
+  // `bytes` due at `due` are counted early. REQUIRES: Pending(now) was just
+  // asked, at the current time.
+  void Add(int64_t bytes, TimePs due) {
+    if (g0_.bytes == 0) {
+      g0_ = Gen{bytes, due};
+    } else if (g1_.bytes == 0 && due <= g0_.until) {
+      g0_.bytes += bytes;
+    } else {
+      g1_.bytes += bytes;
+      g1_.until = Max(g1_.until, due);
+    }
+  }
+
+ private:
+  struct Gen {
+    int64_t bytes = 0;
+    TimePs until;
+  };
+  Gen g0_, g1_;  // g0_ expires first: g1_.until >= g0_.until
+};
 
 class Port {
  public:
@@ -201,10 +292,16 @@ class Port {
     return credits_[vc] >= wire_bytes;
   }
   void TakeCredit(uint32_t vc, uint32_t wire_bytes) {
-    if (credits_[vc] != kUnbounded) credits_[vc] -= wire_bytes;
+    if (credits_[vc] != kUnbounded) {
+      credits_[vc] -= wire_bytes;
+      in_use += wire_bytes;
+    }
   }
   void ReturnCredit(uint32_t vc, uint32_t wire_bytes) {
-    if (credits_[vc] != kUnbounded) credits_[vc] += wire_bytes;
+    if (credits_[vc] != kUnbounded) {
+      credits_[vc] += wire_bytes;
+      in_use -= wire_bytes;
+    }
   }
 
   uint32_t lg_queues() const { return lg_queues_; }
@@ -213,9 +310,17 @@ class Port {
   // group: lg_queues() == lane_groups()).
   bool LgWaiting(uint32_t lg) const { return lg_waiting_[lg] != 0; }
 
+  // First, so that the few lines a credit touches are the Port's first
+  // (Network::SendCredit; Network::PrefetchPort).
+  TimePs stalled_since = TimePs::Max();   // waiting for credit since
+  TimePs credit_kick_at = TimePs::Max();  // the pending kCreditKick, if any
+  // Wire bytes taken from the far buffer and not given back, over every
+  // channel (each channel's credit is at least its buffer less this).
+  int64_t in_use = 0;
+  EarlyCredit early;       // credits counted before they are due
+  CreditsDue credits_due;  // credits on their way back, not yet counted
   uint32_t rr_lg = 0;  // next lane group for round-robin interleaving
   TimePs kick_at = TimePs::Max();        // the pending kPortKick, if any
-  TimePs stalled_since = TimePs::Max();  // waiting for credit since
   // The link's counters but the per-lane-group ones (Stats() has all).
   LinkStats& stats() { return stats_; }
   // A packet of serialisation time `ser` left on lane group `lg`, done at

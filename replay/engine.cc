@@ -32,14 +32,9 @@ class Sim : public StreamCore, private AckSink {
         net_(hw, topo, q_) {
     cdma_.Connect(&net_);
     net_.Connect(&cdma_);
-    net_.coalescer().Enable(opt.coalesce, hw.link_buffer_bytes,
-                            hw.packet_payload_bytes, &r_.events);
+    net_.coalescer().Enable(opt.coalesce, hw.packet_payload_bytes, &r_.events);
     net_.SetRecorder(opt.net_recorder);
-    // A timeline records every credit return as it happens: with one,
-    // none is held.
-    net_.credit_folder().Enable(opt.coalesce && opt.net_recorder == nullptr,
-                                hw.link_buffer_bytes, net_.num_ports(),
-                                &r_.events);
+    net_.EnableEarlyCredit(opt.coalesce);
     // Only where no timing records are kept: in a replay that keeps them
     // (a pairwise AllToAll) folding measured no gain, possibly a loss
     // (docs/hardware-model.md, "Coalescing").
@@ -58,7 +53,7 @@ class Sim : public StreamCore, private AckSink {
         net_.PrefetchPacket(a);
         break;
       case kPortKick:
-      case kCreditReturn:
+      case kCreditKick:
         net_.PrefetchPort(a);
         break;
       default:
@@ -67,8 +62,8 @@ class Sim : public StreamCore, private AckSink {
   }
   void StartData(uint32_t e, uint32_t g, TimePs now) override {
     const Instr& in = InstrAt(g);
-    if (in.peer != ChipOf(g)) net_.coalescer().ExpectData(g, in.bytes);
     const uint32_t state = HeldSlot(g);
+    if (in.peer != ChipOf(g)) net_.coalescer().ExpectData(state, in.bytes);
     ops_[state].remaining = in.bytes;
     cdma_.BeginData(e, g, in.peer, in.qp_id, in.dst_addr, in.bytes, now,
                     state);
@@ -76,7 +71,7 @@ class Sim : public StreamCore, private AckSink {
   void SendControl(PacketKind kind, uint32_t g, TimePs now) override;
   absl::Status FinishTransport() override;
   TimePs DrainFolded(TimePs now) override {
-    return Max(net_.ReleaseHeldCredits(now), acks_until_);
+    return Max(Max(now, net_.last_credit()), acks_until_);
   }
   // An acknowledgement's arrival at its write's source completes the write
   // (CompleteOp): it stamps the completion, lowers the stream's count of
@@ -134,8 +129,9 @@ void Sim::Dispatch(const Event& ev, TimePs now) {
     case kPortKick:
       net_.OnPortKick(ev.a, now);
       break;
-    case kCreditReturn:
-      net_.OnCreditReturn(ev.a, ev.b, now);
+    case kCreditKick:
+      // One that serves nothing is not an event of the model (OnCreditKick).
+      if (!net_.OnCreditKick(ev.a, now)) --r_.events;
       break;
     default:
       DispatchStream(ev, now);
@@ -166,9 +162,10 @@ absl::Status Sim::FinishTransport() {
   }
   r_.links = net_.Stats();
   // r_.events counts the folded events already (ArrivalCoalescer::Enable,
-  // CreditFolder::Enable, FoldAck).
-  r_.coalesced_events =
-      net_.coalescer().folded() + net_.credit_folder().folded() + acks_folded_;
+  // FoldAck).
+  r_.coalesced_events = net_.coalescer().folded() + acks_folded_;
+  r_.credits_counted_early = net_.credits_counted_early();
+  r_.credits_kept = net_.credits_kept();
   r_.packets = net_.packets_injected();
   r_.bytes_sent = net_.bytes_sent();
   return absl::OkStatus();
@@ -181,7 +178,7 @@ void Sim::Deliver(uint32_t packet, TimePs now) {
     case PacketKind::kData: {
       // With the payload of the write's packets whose arrivals coalescing
       // folded (hw/coalesce.h): the count completes at the same arrival.
-      const uint64_t bytes = pk.payload + net_.coalescer().TakeFolded(pk.op);
+      const uint64_t bytes = pk.payload + net_.coalescer().TakeFolded(pk.state);
       r_.bytes_received[pk.dst] += bytes;
       // Counted in the write's own state (the packet names its slot): the
       // instruction's records are read once, when it has landed.

@@ -156,6 +156,11 @@ struct ReplayResult {
   uint64_t events = 0;
   // Of those, the ones coalescing folded instead of dispatching.
   uint64_t coalesced_events = 0;
+  // Link credits a port counted before they were due, where no decision
+  // could tell (coalescing; Network::SendCredit), against those it kept
+  // until due. Not reported; tests read them.
+  uint64_t credits_counted_early = 0;
+  uint64_t credits_kept = 0;
   uint64_t packets = 0;
   // With ReplayOptions::sum_critical_path: where the time went on the
   // critical path (replay/critical_path.h), summed as the replay ran;

@@ -182,6 +182,7 @@ void TimelineRecorder::Serialise(uint32_t port, uint32_t lg, const Packet& pk,
   if (!keep_[port]) return;
   PortLog& log = logs_[port];
   if (credit_bounded_) {
+    CountReturns(log, start);
     log.credit_now += wire;
     if (start <= filter_.to) Step(log.credit, start, log.credit_now);
   }
@@ -210,11 +211,20 @@ void TimelineRecorder::Close(PortLog& log, uint32_t lg) {
 }
 
 void TimelineRecorder::CreditReturned(uint32_t port, uint32_t bytes,
-                                      TimePs now) {
+                                      TimePs due) {
   if (!keep_[port]) return;
-  PortLog& log = logs_[port];
-  log.credit_now -= bytes;
-  if (now <= filter_.to) Step(log.credit, now, log.credit_now);
+  logs_[port].returns.Add(due, bytes, 0);
+}
+
+void TimelineRecorder::CountReturns(PortLog& log, TimePs t) {
+  // Serialisations are told in time order, and a credit is sent no later
+  // than it is due: every return due by `t` is known when one starts at `t`.
+  // A value set at a picosecond replaces the one set before at it (Step), so
+  // the order of the changes within one does not matter.
+  log.returns.TakeDue(t, [&](TimePs due, uint32_t bytes, uint32_t) {
+    log.credit_now -= bytes;
+    if (due <= filter_.to) Step(log.credit, due, log.credit_now);
+  });
 }
 
 void TimelineRecorder::QueueDepth(uint32_t port, uint32_t waiting, TimePs now) {
@@ -224,6 +234,7 @@ void TimelineRecorder::QueueDepth(uint32_t port, uint32_t waiting, TimePs now) {
 
 const std::vector<TimelineRecorder::PortLog>& TimelineRecorder::Logs() {
   for (PortLog& log : logs_) {
+    CountReturns(log, TimePs::Max());
     for (uint32_t lg = 0; lg < log.open.size(); ++lg) {
       if (log.open[lg].packets > 0) Close(log, lg);
     }

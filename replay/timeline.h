@@ -29,6 +29,7 @@
 #include "absl/strings/string_view.h"
 #include "hw/config.h"
 #include "hw/net_recorder.h"
+#include "hw/port.h"
 #include "hw/topology.h"
 #include "replay/engine.h"
 #include "trace/program.h"
@@ -91,6 +92,7 @@ class TimelineRecorder : public NetRecorder {
     std::vector<Sample> credit;     // bytes of far-end credit in use
     std::vector<Sample> queue;      // packets waiting (switch ports)
     int64_t credit_now = 0;
+    CreditsDue returns;  // credits not yet counted in `credit`
   };
 
   // Credit is counted only with bounded link buffers
@@ -101,7 +103,7 @@ class TimelineRecorder : public NetRecorder {
   void Attach(const Topology& topo) override;
   void Serialise(uint32_t port, uint32_t lg, const Packet& pk, uint32_t wire,
                  TimePs start, TimePs end) override;
-  void CreditReturned(uint32_t port, uint32_t bytes, TimePs now) override;
+  void CreditReturned(uint32_t port, uint32_t bytes, TimePs due) override;
   void QueueDepth(uint32_t port, uint32_t waiting, TimePs now) override;
 
   // Per link (empty if the packet engine never ran): the open slices closed.
@@ -109,6 +111,8 @@ class TimelineRecorder : public NetRecorder {
 
  private:
   void Close(PortLog& log, uint32_t lg);
+  // Counts in `log.credit` the returns due by `t`, in their order.
+  void CountReturns(PortLog& log, TimePs t);
 
   TimelineFilter filter_;
   bool credit_bounded_;

@@ -337,7 +337,7 @@ TEST(EngineTest, ProgressIsReportedEveryNEventsAndChangesNothing) {
   EXPECT_THAT(stopped.status().message(), HasSubstr("stopped after 10 events"));
   EXPECT_EQ(at, std::vector<uint64_t>{7});
 
-  // Coalesced (credit returns fold here): a report at least every 7
+  // Coalesced (arrivals fold here): a report at least every 7
   // events, each at least 7 after the one before, and the same result.
   opt.coalesce = true;
   opt.max_events = 0;

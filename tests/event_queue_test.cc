@@ -144,52 +144,54 @@ TEST(RadixEventQueueTest, PeekSameTimeNamesTheComingEventsOfTheCurrentTime) {
   EXPECT_EQ(q.Pop().a, 90u);
 }
 
-// An event scheduled late under a reserved sequence number pops exactly
-// where it would have had it been pushed at the reservation: reservations,
-// late pushes of some of them (the others are dropped, as a folded credit
-// return applied without an event) and plain pushes and pops interleave,
-// with many equal times, and every pop is the least (time, sequence)
-// pending. last_seq() names the event popped last.
-TEST(RadixEventQueueTest, PushReservedPopsAtTheReservedPlace) {
+// An event PushFirst schedules pops before every event Push scheduled for
+// its time, in rank order among those PushFirst scheduled for it (then in
+// the order they were scheduled), whenever it was scheduled: plain pushes,
+// pushes ahead of the current time (as a credit's return trip) and pops
+// interleave, with many equal times, and every pop is the least pending.
+TEST(RadixEventQueueTest, PushFirstPopsBeforeThePushesOfItsTime) {
   RadixEventQueue q;
-  Pending pending;
-  Pending held;  // reserved, not yet pushed
-  uint64_t x = 11, seq = 0;
+  // (time, 0 for PushFirst / 1 for Push, rank or sequence, order of
+  // scheduling, operand): the order the queue must pop in.
+  std::vector<std::tuple<int64_t, int, uint64_t, uint64_t, uint32_t>> pending;
+  uint64_t x = 11, seq = 0, order = 0;
   int64_t now = 0;
-  uint64_t last_seq = 0;
-  int reserved_pushes = 0;
+  int firsts = 0;
   for (int round = 0; round < 30000; ++round) {
     x = x * 6364136223846793005ULL + 1442695040888963407ULL;
     const uint32_t r = static_cast<uint32_t>(x >> 60);  // 0..15
-    const int64_t t = now + static_cast<int64_t>((x >> 33) % 4);  // ties
     const uint32_t a = static_cast<uint32_t>(x >> 20);
-    if (pending.empty() || r < 5) {
+    if (pending.empty() || r < 6) {
+      const int64_t t = now + static_cast<int64_t>((x >> 33) % 4);  // ties
       q.Push(TimePs(t), 1, a);
-      pending.emplace_back(t, seq++, a);
-    } else if (r < 8) {
-      // Further ahead than the pushes, as a credit's return trip.
-      ASSERT_EQ(q.ReserveSeq(), seq);
-      held.emplace_back(t + static_cast<int64_t>((x >> 40) % 16), seq++, a);
-    } else if (r < 10 && !held.empty()) {
-      // The newest reservation: pushed if still ahead of the last pop.
-      const auto [ht, hs, ha] = held.back();
-      held.pop_back();
-      if (std::make_pair(ht, hs) > std::make_pair(now, last_seq)) {
-        q.PushReserved(TimePs(ht), hs, 2, ha);
-        pending.emplace_back(ht, hs, ha);
-        ++reserved_pushes;
-      }
+      pending.emplace_back(t, 1, seq++, order++, a);
+    } else if (r < 9) {
+      const int64_t t = now + 1 + static_cast<int64_t>((x >> 40) % 16);
+      const uint32_t rank = static_cast<uint32_t>((x >> 44) % 8);
+      q.PushFirst(TimePs(t), rank, 2, a);
+      pending.emplace_back(t, 0, rank, order++, a);
+      ++firsts;
     } else {
-      const Event e = PopAndCheck(q, pending);
+      const auto it = std::min_element(pending.begin(), pending.end());
+      const Event e = q.Pop();
+      ASSERT_EQ(e.time_ps, std::get<0>(*it));
+      ASSERT_EQ(e.kind, std::get<1>(*it) == 0 ? 2u : 1u);
+      ASSERT_EQ(e.seq, std::get<2>(*it));
+      ASSERT_EQ(e.a, std::get<4>(*it));
       now = e.time_ps;
-      last_seq = e.seq;
-      ASSERT_EQ(q.last_seq(), e.seq);
+      pending.erase(it);
     }
     ASSERT_EQ(q.size(), pending.size());
   }
   EXPECT_FALSE(q.went_back());
-  EXPECT_GT(reserved_pushes, 1000);
-  while (!pending.empty()) PopAndCheck(q, pending);
+  EXPECT_GT(firsts, 4000);
+  while (!pending.empty()) {
+    const auto it = std::min_element(pending.begin(), pending.end());
+    const Event e = q.Pop();
+    ASSERT_EQ(e.time_ps, std::get<0>(*it));
+    ASSERT_EQ(e.a, std::get<4>(*it));
+    pending.erase(it);
+  }
 }
 
 }  // namespace
