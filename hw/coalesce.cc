@@ -2,7 +2,7 @@
 
 namespace ccreplay {
 
-bool ArrivalCoalescer::FoldArrival(const Packet& pk, bool may_fold) {
+bool ArrivalCoalescer::FoldArrival(const Packet& pk) {
   if (pk.kind != PacketKind::kData || pk.state >= slots_.size()) return false;
   Burst& b = slots_[pk.state];
   if (b.full == 0) return false;
@@ -13,7 +13,6 @@ bool ArrivalCoalescer::FoldArrival(const Packet& pk, bool may_fold) {
   } else if (b.started == b.full) {
     return false;
   }
-  if (!may_fold) return false;
   b.folded_bytes += pk.payload;
   ++folded_;
   ++*events_;

@@ -6,21 +6,18 @@
 // by the packet engine.
 //
 // A data packet's last hop ends with a kArrive at its destination chip.
-// That event does three things only: it frees the packet's space in the
-// link's receive buffer (the credit goes back: Network::SendCredit, which
-// counts it from its due time, whenever it is told), it adds the payload
-// to the write's landed bytes, and, when that completes the write, the
-// write lands (WriteLanded). The credit can be sent when the packet starts
-// the hop, with the arrival's time, unless the link has no flight time
-// (the credit would then be due during the arrival's own event:
-// Network::FoldableInto). The landed count is read by nothing but that
-// test, so the arrival of a packet that is certainly not the write's last
-// may be folded: its bytes are counted with the write's next delivered
-// arrival instead of in an event of its own. A full-size
-// packet that starts its last hop while another full-size packet of the same
-// write has yet to start that hop is never the last: the other one crosses
-// the same link (same flow, same route), starts no earlier, has at least as
-// many wire bytes, so arrives no earlier, and at a tie its event was
+// That event does two things only (the credit for the space the packet
+// frees in the link's receive buffer as it arrives was sent when it
+// started the hop, counting from its due time: Network::ScheduleArrival):
+// it adds the payload to the write's landed bytes, and, when that
+// completes the write, the write lands (WriteLanded). The landed count is
+// read by nothing but that test, so the arrival of a packet that is
+// certainly not the write's last may be folded: its bytes are counted with
+// the write's next delivered arrival instead of in an event of its own. A
+// full-size packet that starts its last hop while another full-size packet of
+// the same write has yet to start that hop is never the last: the other one
+// crosses the same link (same flow, same route), starts no earlier, has at
+// least as many wire bytes, so arrives no earlier, and at a tie its event was
 // scheduled later, hence runs later. The same holds for the write's short
 // last packet (its tail) when it starts the hop before a full-size one.
 // Every folded packet is thus outrun by the last full-size packet to start
@@ -61,9 +58,7 @@ class ArrivalCoalescer {
   }
   // Packet `pk` starts its last hop (the link into its destination chip):
   // true if its arrival is folded (its event need not be scheduled).
-  // `may_fold`: whether the link allows it (Network::FoldableInto); the
-  // packet counts towards its write's either way.
-  bool FoldArrival(const Packet& pk, bool may_fold);
+  bool FoldArrival(const Packet& pk);
   // The payload bytes of the folded arrivals of the write in `slot` not
   // yet counted: the caller counts them with the arrival it is delivering.
   uint64_t TakeFolded(uint32_t slot) {

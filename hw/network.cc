@@ -96,8 +96,8 @@ bool Network::OnArrive(uint32_t packet, uint32_t node, TimePs now) {
               hw_.cdma_engines + 1 + in_index_[pk.in_link], packet, now);
     return false;
   }
-  // Written to GMEM at once: the buffer space is free again.
-  SendCredit(pk.in_link, WireBytes(pk), pk.vc, now, now);
+  // Written to GMEM at once: its credit was sent when it started the hop
+  // (ScheduleArrival).
   return true;
 }
 
@@ -293,15 +293,16 @@ void Network::ScheduleArrival(uint32_t port, uint32_t id, TimePs at,
                               TimePs now) {
   const uint32_t node = topo_.links()[port].dst;
   const Packet& pk = packets_[id];
-  if (node == pk.dst && (ack_sink_ != nullptr || coalesce_.enabled())) {
-    const bool may_fold = FoldableInto(port);
+  if (node == pk.dst) {
+    // Written to GMEM as it arrives, it frees its buffer space then: a
+    // credit due `at` plus the flight back, known now (a credit counts from
+    // its due time whenever it is sent).
+    SendCredit(port, WireBytes(pk), pk.vc, at, now);
     const bool folded =
         pk.kind == PacketKind::kAck
-            ? ack_sink_ != nullptr && may_fold && ack_sink_->FoldAck(pk.op, at)
-            : coalesce_.enabled() && coalesce_.FoldArrival(pk, may_fold);
+            ? ack_sink_ != nullptr && ack_sink_->FoldAck(pk.op, at)
+            : coalesce_.enabled() && coalesce_.FoldArrival(pk);
     if (folded) {
-      // Its arrival would have freed its buffer space (OnArrive).
-      SendCredit(port, WireBytes(pk), pk.vc, at, now);
       packets_.Free(id);
       return;
     }

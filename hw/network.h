@@ -85,10 +85,9 @@ class Network {
   uint64_t credits_counted_early() const { return credits_early_; }
   uint64_t credits_kept() const { return credits_kept_; }
   // Offers every acknowledgement's arrival at its destination to `sink`
-  // (null: none is offered) when it starts its last hop, unless the link
-  // returns credit with no flight time (FoldableInto). A folded one gets
-  // no event; the sink has applied it (AckSink), and its credit is on its
-  // way back.
+  // (null: none is offered) when it starts its last hop. A folded one gets
+  // no event; the sink has applied it (AckSink). (Its credit, as every
+  // packet's into its destination, is sent then: ScheduleArrival.)
   void SetAckSink(AckSink* sink) { ack_sink_ = sink; }
   // When the last credit came back (zero if none was sent): the run has
   // drained when every credit is back, as when each was an event.
@@ -255,12 +254,6 @@ class Network {
   void CreditKickAt(uint32_t port, TimePs at) {
     ports_[port].credit_kick_at = at;
     q_.PushFirst(at, port, kCreditKick, port);
-  }
-  // Whether a packet's arrival over `link` at its destination may be
-  // folded: not when the link returns credit with no flight time, as that
-  // credit would then be due at once, during the arrival's own event.
-  bool FoldableInto(uint32_t link) const {
-    return hw_.link_buffer_bytes == 0 || flight_[link] > TimePs::Zero();
   }
   // The channel a packet that came on `in_link` in channel `vc` takes on
   // `port`: one more when `port` does not rank above `in_link` (a dateline
