@@ -21,7 +21,9 @@ Network::Network(const HwConfig& hw, const Topology& topo, EventQueue& q)
       vcs_(VirtualChannels(hw, topo)),
       max_wire_(std::max(hw.packet_payload_bytes, hw.message_payload_bytes) +
                 hw.packet_header_bytes),
-      bytes_per_ps_(static_cast<double>(hw.link_bytes_per_s) / 1e12) {
+      bytes_per_ps_(static_cast<double>(hw.link_bytes_per_s) / 1e12),
+      early_room_(static_cast<int64_t>(hw.link_buffer_bytes) -
+                  (static_cast<int64_t>(hw.lane_groups) + 1) * max_wire_ - 1) {
   // Inputs of a chip's port: its engines, then the acknowledgement path,
   // then every incoming link (relays). Inputs of a switch port: its
   // incoming links.
@@ -171,8 +173,7 @@ void Network::TryTransmit(uint32_t port, TimePs now) {
     if (pt.stalled_since == TimePs::Max()) pt.stalled_since = now;
     // Served again when the next credit is due (none in flight: when one
     // is sent, SendCredit).
-    const TimePs next = pt.credits_due.next_due();  // Max() if none
-    if (next < pt.credit_kick_at) CreditKickAt(port, next);
+    KickWhenCreditDue(port, pt.credits_due.next_due());
   }
   if (pt.waiting() > 0) ScheduleKick(port, now);
 }

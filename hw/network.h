@@ -193,11 +193,11 @@ class Network {
     return 0;
   }
   // During the event at `now`, `bytes` of channel `vc`'s buffer at the far
-  // end of `link` are found freed at `at` (now, or when a packet's
-  // serialisation on its next hop ends, or when a folded arrival would
-  // have happened): the credit travels back over the link and counts from
-  // its due time on (docs/hardware-model.md, "credits"). With unbounded
-  // buffers a credit changes nothing and none is sent.
+  // end of `link` are found freed at `at` (when a packet bound for the chip
+  // there arrives, or when a relayed packet's serialisation on its next hop
+  // ends): the credit travels back over the link and counts from its due
+  // time on (docs/hardware-model.md, "credits"). With unbounded buffers a
+  // credit changes nothing and none is sent.
   void SendCredit(uint32_t link, uint32_t bytes, uint8_t vc, TimePs at,
                   TimePs now) {
     if (hw_.link_buffer_bytes == 0) return;
@@ -207,8 +207,9 @@ class Network {
     Port& pt = ports_[link];
     const bool stalled = pt.stalled_since != TimePs::Max();
     if (due <= now) {
-      // Back at once (a link of no flight time): a port waiting for credit
-      // is served after this event, as by its kick.
+      // Back at once (a relayed packet of no wire bytes, over links of no
+      // flight time): a port waiting for credit is served after this event,
+      // as by its kick.
       pt.ReturnCredit(vc, bytes);
       if (stalled) KickAt(link, now);
       return;
@@ -221,7 +222,7 @@ class Network {
     }
     ++credits_kept_;
     pt.credits_due.Add(due, bytes, vc);
-    if (stalled && due < pt.credit_kick_at) CreditKickAt(link, due);
+    if (stalled) KickWhenCreditDue(link, due);
   }
   // Whether a credit due at `due` may be counted now, before it is due: if
   // every channel of `pt` will have credit for the largest packet at every
@@ -232,14 +233,13 @@ class Network {
   // the credits counted early and not yet due are at most
   // early.Pending(now): each channel's true credit stays at least
   //   buffer - in_use - Pending - that,
-  // which must be at least the largest packet.
+  // which must be at least the largest packet (early_room_: the buffer
+  // less those packets, rounding included).
   bool MayCountEarly(Port& pt, TimePs due, TimePs now) const {
     const double window = static_cast<double>((due - now).ps());
-    const int64_t spend = static_cast<int64_t>(window * bytes_per_ps_) + 1 +
-                          static_cast<int64_t>(hw_.lane_groups) * max_wire_;
-    return static_cast<int64_t>(hw_.link_buffer_bytes) - pt.in_use -
-               pt.early.Pending(now) - spend >=
-           static_cast<int64_t>(max_wire_);
+    return early_room_ - pt.in_use - pt.early.Pending(now) -
+               static_cast<int64_t>(window * bytes_per_ps_) >=
+           0;
   }
   // Counts the credits due at `port` by `now`.
   void TakeDueCredits(Port& pt, TimePs now) {
@@ -248,11 +248,17 @@ class Network {
     });
   }
   // `port`, where a packet waits for credit, is served at the start of the
-  // picosecond `at` (the next credit due there): an event whose place among
-  // those of its picosecond depends on the port and the time only, not on
-  // when the credit became known (EventQueue::PushFirst).
-  void CreditKickAt(uint32_t port, TimePs at) {
-    ports_[port].credit_kick_at = at;
+  // picosecond `at` (a credit due there; TimePs::Max(): none) unless a kick
+  // no later is pending: an event whose place among those of its
+  // picosecond depends on the port and the time only, not on when the
+  // credit became known (EventQueue::PushFirst). REQUIRES: `at` after the
+  // current time (the port's credits due by now may not be counted yet: a
+  // lower-ranked port's kick at this picosecond can send it one before its
+  // own kick runs).
+  void KickWhenCreditDue(uint32_t port, TimePs at) {
+    Port& pt = ports_[port];
+    if (at >= pt.credit_kick_at) return;
+    pt.credit_kick_at = at;
     q_.PushFirst(at, port, kCreditKick, port);
   }
   // The channel a packet that came on `in_link` in channel `vc` takes on
@@ -317,7 +323,10 @@ class Network {
   // Wire bytes of the largest packet there can be: a data packet carries at
   // most packet_payload_bytes, a control packet message_payload_bytes.
   uint32_t max_wire_;
-  double bytes_per_ps_;      // the link bandwidth (MayCountEarly)
+  double bytes_per_ps_;  // the link bandwidth (MayCountEarly)
+  // MayCountEarly's constant part: the buffer less one largest packet per
+  // lane group and one more, and a byte for rounding the window's.
+  int64_t early_room_;
   std::vector<TimePs> ser_;  // LaneGroupTime per wire size, if not too many
   CdmaUnit* cdma_ = nullptr;
   AckSink* ack_sink_ = nullptr;
