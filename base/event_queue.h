@@ -15,6 +15,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "base/units.h"
@@ -106,16 +107,24 @@ class BasicEventQueue {
 // pop cost O(1) amortised with no comparison between arbitrary events.
 // Events of equal time always share a bucket and keep their push order, so
 // pops come in (time, sequence) order as from the heap.
+//
+// Buckets i > 0 are lists of fixed-size chunks drawn from one free list,
+// so the queue holds about as much as is pending at its fullest, not the
+// sum of every bucket's largest size (a vector per bucket keeps its
+// capacity: 5-7 times the most pending at once on the congested AllToAlls,
+// whose switches hold a packet each per forwarding latency).
 // REQUIRES: every push is at or after the time of the last pop.
 class RadixEventQueue {
  public:
+  RadixEventQueue() = default;
+  RadixEventQueue(const RadixEventQueue&) = delete;
+  RadixEventQueue& operator=(const RadixEventQueue&) = delete;
+
   void Push(TimePs t, uint32_t kind, uint32_t a, uint32_t b = 0) {
     const uint64_t key = static_cast<uint64_t>(t.ps());
     if (t.ps() < 0 || key < last_) went_back_ = true;
-    const size_t i = BucketOf(key);
-    buckets_[i].push_back(
+    Put(BucketOf(key),
         Slot{key, ((kRanks + next_seq_++) << 8) | (kind & 0xffu), a, b});
-    if (key < least_[i]) least_[i] = key;
     ++size_;
   }
   // Schedules an event that pops before every event Push schedules for the
@@ -133,7 +142,7 @@ class RadixEventQueue {
     const uint64_t key = static_cast<uint64_t>(t.ps());
     if (t.ps() < 0 || key < last_) went_back_ = true;
     const size_t i = BucketOf(key);
-    std::vector<Slot>& bk = i == 0 ? buckets_[0] : late_[i];
+    std::vector<Slot>& bk = i == 0 ? now_ : late_[i];
     const Slot s{key, (uint64_t{rank} << 8) | (kind & 0xffu), a, b};
     const auto from = bk.begin() + static_cast<ptrdiff_t>(i == 0 ? head0_ : 0);
     bk.insert(std::upper_bound(from, bk.end(), s.key,
@@ -148,9 +157,9 @@ class RadixEventQueue {
   size_t size() const { return size_; }
   // REQUIRES: !empty().
   Event Pop() {
-    if (head0_ == buckets_[0].size()) Refill();
+    if (head0_ == now_.size()) Refill();
     --size_;
-    const Slot& s = buckets_[0][head0_++];
+    const Slot& s = now_[head0_++];
     return ToEvent(s);
   }
   void Reserve(size_t) {}
@@ -161,8 +170,8 @@ class RadixEventQueue {
   // events share their time with the next, so this is what lets the engine
   // prefetch what an event will touch while the ones before it run.
   bool PeekSameTime(size_t ahead, uint32_t* kind, uint32_t* a) const {
-    if (buckets_[0].size() - head0_ <= ahead) return false;
-    const Slot& s = buckets_[0][head0_ + ahead];
+    if (now_.size() - head0_ <= ahead) return false;
+    const Slot& s = now_[head0_ + ahead];
     *kind = static_cast<uint32_t>(s.key & 0xffu);
     *a = s.a;
     return true;
@@ -172,18 +181,33 @@ class RadixEventQueue {
   // that keeps the order keeps that).
   template <typename Pred>
   void RemoveIf(Pred drop) {
-    buckets_[0].erase(buckets_[0].begin(),
-                      buckets_[0].begin() + static_cast<ptrdiff_t>(head0_));
+    const auto keep = [&](const Slot& s) { return !drop(ToEvent(s)); };
+    now_.erase(now_.begin(), now_.begin() + static_cast<ptrdiff_t>(head0_));
     head0_ = 0;
-    size_ = 0;
-    for (size_t i = 0; i < kBuckets; ++i) {
+    std::erase_if(now_, [&](const Slot& s) { return !keep(s); });
+    size_ = now_.size();
+    least_[0] = kNoTime;
+    for (size_t i = 1; i < kBuckets; ++i) {
       least_[i] = kNoTime;
-      for (std::vector<Slot>* b : {&buckets_[i], &late_[i]}) {
-        std::erase_if(*b, [&](const Slot& s) { return drop(ToEvent(s)); });
-        size_ += b->size();
-        for (const Slot& s : *b) least_[i] = std::min(least_[i], s.time);
-      }
+      std::erase_if(late_[i], [&](const Slot& s) { return !keep(s); });
+      for (const Slot& s : late_[i]) least_[i] = std::min(least_[i], s.time);
+      size_ += late_[i].size();
+      const List old = lists_[i];
+      lists_[i] = List{};
+      Drain(old, [&](const Slot& s) {
+        if (!keep(s)) return;
+        Append(lists_[i], s);
+        least_[i] = std::min(least_[i], s.time);
+        ++size_;
+      });
     }
+  }
+  // Event slots allocated: the chunks (in use or free), bucket 0 and the
+  // PushFirst lists.
+  size_t allocated_slots() const {
+    size_t n = chunks_.size() * kChunkSlots + now_.capacity();
+    for (const std::vector<Slot>& l : late_) n += l.capacity();
+    return n;
   }
   // True if anything was pushed before the last popped time (or before 0):
   // a broken caller; the order of pops is then unspecified.
@@ -195,6 +219,18 @@ class RadixEventQueue {
     uint64_t key;  // sequence << 8 | kind
     uint32_t a;
     uint32_t b;
+  };
+  // A bucket's events in push order, chunk by chunk (8 KiB each).
+  static constexpr uint32_t kChunkSlots = 255;
+  struct Chunk {
+    Slot slots[kChunkSlots];
+    Chunk* next;
+  };
+  struct List {
+    Slot* end = nullptr;    // the tail chunk's first free slot ...
+    Slot* limit = nullptr;  // ... and its end (equal: a new chunk is due)
+    Chunk* head = nullptr;
+    Chunk* tail = nullptr;
   };
   // Push's sequence numbers are stored above every PushFirst rank.
   static constexpr uint64_t kRanks = uint64_t{1} << 32;
@@ -209,34 +245,78 @@ class RadixEventQueue {
                ? 0
                : 64 - static_cast<size_t>(__builtin_clzll(time ^ last_));
   }
+  // Appends `s` to bucket i (0: the current picosecond's).
+  void Put(size_t i, const Slot& s) {
+    if (i == 0) {
+      now_.push_back(s);
+    } else {
+      Append(lists_[i], s);
+      if (s.time < least_[i]) least_[i] = s.time;
+    }
+  }
+  void Append(List& l, const Slot& s) {
+    if (l.end == l.limit) Grow(l);
+    *l.end++ = s;
+  }
+  void Grow(List& l) {
+    Chunk* c = NewChunk();
+    if (l.tail == nullptr) {
+      l.head = c;
+    } else {
+      l.tail->next = c;
+    }
+    l.tail = c;
+    l.end = c->slots;
+    l.limit = c->slots + kChunkSlots;
+  }
+  Chunk* NewChunk() {
+    Chunk* c = free_;
+    if (c != nullptr) {
+      free_ = c->next;
+    } else {
+      chunks_.push_back(std::make_unique<Chunk>());
+      c = chunks_.back().get();
+    }
+    c->next = nullptr;
+    return c;
+  }
+  // Calls f on every event of `l` in order, handing each chunk back to the
+  // free list once read (f may append to other buckets).
+  template <typename F>
+  void Drain(const List& l, F&& f) {
+    for (Chunk* c = l.head; c != nullptr;) {
+      const Slot* end = c == l.tail ? l.end : c->slots + kChunkSlots;
+      for (const Slot* s = c->slots; s != end; ++s) f(*s);
+      Chunk* next = c->next;
+      c->next = free_;
+      free_ = c;
+      c = next;
+    }
+  }
   // Bucket 0 is used up: move the lowest non-empty bucket's events down.
   void Refill() {
-    buckets_[0].clear();
+    now_.clear();
     head0_ = 0;
     size_t i = 1;
-    while (buckets_[i].empty() && late_[i].empty()) ++i;
-    std::vector<Slot>& from = buckets_[i];
+    while (lists_[i].head == nullptr && late_[i].empty()) ++i;
+    const List from = lists_[i];
+    lists_[i] = List{};
     std::vector<Slot>& late = late_[i];
     last_ = least_[i];  // kept by Push and here: no scan for it
     least_[i] = kNoTime;
-    const auto move_down = [this](const Slot& s) {
-      const size_t to = BucketOf(s.time);
-      buckets_[to].push_back(s);
-      if (s.time < least_[to]) least_[to] = s.time;
-    };
+    const auto move_down = [this](const Slot& s) { Put(BucketOf(s.time), s); };
     if (late.empty()) {
-      for (const Slot& s : from) move_down(s);
-    } else {
-      // Both in sequence order: merged, the lower buckets are too.
-      size_t f = 0, l = 0;
-      while (f < from.size() || l < late.size()) {
-        const bool take_late =
-            f == from.size() || (l < late.size() && late[l].key < from[f].key);
-        move_down(take_late ? late[l++] : from[f++]);
-      }
-      late.clear();
+      Drain(from, move_down);
+      return;
     }
-    from.clear();
+    // Both in sequence order: merged, the lower buckets are too.
+    size_t l = 0;
+    Drain(from, [&](const Slot& s) {
+      while (l < late.size() && late[l].key < s.key) move_down(late[l++]);
+      move_down(s);
+    });
+    while (l < late.size()) move_down(late[l++]);
+    late.clear();
   }
 
   // Bucket 0 and one per bit at which a time can first differ from last_.
@@ -247,12 +327,18 @@ class RadixEventQueue {
     a.fill(kNoTime);
     return a;
   }
-  std::vector<Slot> buckets_[kBuckets];
+  // Bucket 0: the events at the last popped time, popped from head0_.
+  std::vector<Slot> now_;
+  // Buckets 1 to 64.
+  std::array<List, kBuckets> lists_{};
   // Per bucket i > 0: its PushFirst events, in key order (rank, kind).
   std::vector<Slot> late_[kBuckets];
   // Per bucket i > 0: the least time in it (kNoTime when empty), so that
   // Refill need not scan for it.
   std::array<uint64_t, kBuckets> least_ = NoTimes();
+  // Every chunk ever allocated; the unused ones are chained from free_.
+  std::vector<std::unique_ptr<Chunk>> chunks_;
+  Chunk* free_ = nullptr;
   size_t head0_ = 0;
   size_t size_ = 0;
   uint64_t last_ = 0;
