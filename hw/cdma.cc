@@ -35,15 +35,16 @@ void CdmaUnit::BeginData(uint32_t e, uint32_t g, uint32_t peer, uint32_t qp,
   eng.base_bytes = 0;
   eng.emitted = 0;
   eng.peer = peer;
-  eng.qp = qp;
   eng.dst_addr = dst_addr;
   eng.bytes = bytes;
   if (peer == eng.chip) {
     q_.Push(now + hw_.CdmaReadTime(bytes), kLocalDone, e);
     return;
   }
-  // Every packet of the write takes the same first link (one flow hash).
-  eng.port = net_->FirstPort(eng.chip, peer, qp);
+  // Every packet of the write is of one flow: the same path.
+  const Network::Flow flow = net_->FlowOf(eng.chip, peer, qp);
+  eng.port = flow.port;
+  eng.flow = flow.hash;
   const uint64_t first = std::min<uint64_t>(bytes, hw_.packet_payload_bytes);
   q_.Push(now + hw_.CdmaReadTime(first), kCdmaEmit, e);
 }
@@ -61,8 +62,9 @@ bool CdmaUnit::OnEmit(uint32_t e, TimePs now) {
     eng.blocked_port = port;
     return false;
   }
-  net_->Inject(PacketKind::kData, eng.chip, eng.peer, eng.current, eng.qp,
-               chunk, eng.dst_addr + eng.emitted, input, now, eng.state);
+  net_->InjectOn(Network::Flow{eng.flow, port}, PacketKind::kData, eng.chip,
+                 eng.peer, eng.current, chunk, eng.dst_addr + eng.emitted,
+                 input, now, eng.state);
   eng.emitted += chunk;
   if (eng.emitted == eng.bytes) return true;
   const uint64_t next =

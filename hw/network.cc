@@ -65,10 +65,9 @@ bool Network::MayStage(uint32_t port, uint32_t input, uint64_t addr) {
          hw_.cdma_staging_packets;
 }
 
-uint32_t Network::Inject(PacketKind kind, uint32_t src, uint32_t dst,
-                         uint32_t op, uint32_t qp, uint32_t payload,
-                         uint64_t addr, uint32_t input, TimePs now,
-                         uint32_t state) {
+void Network::InjectOn(Flow flow, PacketKind kind, uint32_t src, uint32_t dst,
+                       uint32_t op, uint32_t payload, uint64_t addr,
+                       uint32_t input, TimePs now, uint32_t state) {
   Packet pk;
   pk.kind = kind;
   pk.state = state;
@@ -80,13 +79,11 @@ uint32_t Network::Inject(PacketKind kind, uint32_t src, uint32_t dst,
   // Every link has the same lane groups and the address does not change on
   // the way: the lane group of every hop, found once.
   if (!RoundRobin()) pk.lg = LaneGroupOf(pk.addr);
-  pk.flow = Topology::FlowHash(src, dst, qp);
+  pk.flow = flow.hash;
   const uint32_t id = packets_.New(pk);
   injected_++;
   if (kind == PacketKind::kData) bytes_sent_[src] += payload;
-  const uint32_t port = topo_.NextLink(src, dst, pk.flow);
-  EnqueueAt(port, input, id, now);
-  return port;
+  EnqueueAt(flow.port, input, id, now);
 }
 
 bool Network::OnArrive(uint32_t packet, uint32_t node, TimePs now) {

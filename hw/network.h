@@ -98,10 +98,16 @@ class Network {
     if (rec_) rec_->Attach(topo_);
   }
 
-  // The first link of the path of flow (src, dst, qp). Packets of one qp
-  // between two chips share a flow, hence a path, hence their order.
-  uint32_t FirstPort(uint32_t src, uint32_t dst, uint32_t qp) const {
-    return topo_.NextLink(src, dst, Topology::FlowHash(src, dst, qp));
+  // The flow (src, dst, qp): its hash, which picks its path, and the first
+  // link of that path. Packets of one qp between two chips share a flow,
+  // hence a path, hence their order.
+  struct Flow {
+    uint32_t hash;
+    uint32_t port;
+  };
+  Flow FlowOf(uint32_t src, uint32_t dst, uint32_t qp) const {
+    const uint32_t hash = Topology::FlowHash(src, dst, qp);
+    return Flow{hash, topo_.NextLink(src, dst, hash)};
   }
   // May input `input` of `port` stage one more packet bound for `addr` (a
   // GlobalAddress), within hw.cdma_staging_packets per (input, lane group)?
@@ -113,7 +119,16 @@ class Network {
   // `state`: for data, the write's engine-state slot (Packet::state).
   uint32_t Inject(PacketKind kind, uint32_t src, uint32_t dst, uint32_t op,
                   uint32_t qp, uint32_t payload, uint64_t addr, uint32_t input,
-                  TimePs now, uint32_t state = kNone);
+                  TimePs now, uint32_t state = kNone) {
+    const Flow flow = FlowOf(src, dst, qp);
+    InjectOn(flow, kind, src, dst, op, payload, addr, input, now, state);
+    return flow.port;
+  }
+  // Inject for a flow already looked up (FlowOf(src, dst, qp)): an engine
+  // keeps its write's, the same for every packet.
+  void InjectOn(Flow flow, PacketKind kind, uint32_t src, uint32_t dst,
+                uint32_t op, uint32_t payload, uint64_t addr, uint32_t input,
+                TimePs now, uint32_t state = kNone);
 
   // kArrive: the packet's last byte reached chip `node` (a packet bound
   // for a switch has a kSwitchForward instead). Returns true when
