@@ -151,6 +151,7 @@ class RadixEventQueue {
                                }),
               s);
     if (key < least_[i]) least_[i] = key;
+    if (i != 0) occupied_ |= Bit(i);
     ++size_;
   }
   bool empty() const { return size_ == 0; }
@@ -200,6 +201,7 @@ class RadixEventQueue {
         least_[i] = std::min(least_[i], s.time);
         ++size_;
       });
+      if (least_[i] == kNoTime) occupied_ &= ~Bit(i);
     }
   }
   // Event slots allocated: the chunks (in use or free), bucket 0 and the
@@ -240,6 +242,8 @@ class RadixEventQueue {
                  seq >= kRanks ? seq - kRanks : seq,
                  static_cast<uint32_t>(s.key & 0xffu), s.a, s.b};
   }
+  // Bucket i's bit in occupied_ (1 <= i <= 64).
+  static uint64_t Bit(size_t i) { return uint64_t{1} << (i - 1); }
   size_t BucketOf(uint64_t time) const {
     return time == last_
                ? 0
@@ -252,6 +256,7 @@ class RadixEventQueue {
     } else {
       Append(lists_[i], s);
       if (s.time < least_[i]) least_[i] = s.time;
+      occupied_ |= Bit(i);
     }
   }
   void Append(List& l, const Slot& s) {
@@ -297,8 +302,8 @@ class RadixEventQueue {
   void Refill() {
     now_.clear();
     head0_ = 0;
-    size_t i = 1;
-    while (lists_[i].head == nullptr && late_[i].empty()) ++i;
+    const size_t i = static_cast<size_t>(__builtin_ctzll(occupied_)) + 1;
+    occupied_ &= ~Bit(i);
     const List from = lists_[i];
     lists_[i] = List{};
     std::vector<Slot>& late = late_[i];
@@ -336,6 +341,9 @@ class RadixEventQueue {
   // Per bucket i > 0: the least time in it (kNoTime when empty), so that
   // Refill need not scan for it.
   std::array<uint64_t, kBuckets> least_ = NoTimes();
+  // Bit i - 1 set: bucket i > 0 holds events (in its list or its PushFirst
+  // list), so that Refill finds the lowest such bucket without a scan.
+  uint64_t occupied_ = 0;
   // Every chunk ever allocated; the unused ones are chained from free_.
   std::vector<std::unique_ptr<Chunk>> chunks_;
   Chunk* free_ = nullptr;
