@@ -55,14 +55,15 @@ bool CdmaUnit::OnEmit(uint32_t e, TimePs now) {
       std::min<uint64_t>(eng.bytes - eng.emitted, hw_.packet_payload_bytes));
   const uint32_t input = e % hw_.cdma_engines;
   const uint32_t port = eng.port;
-  if (!net_->MayStage(port, input,
-                      GlobalAddress(eng.peer, eng.dst_addr + eng.emitted))) {
+  const uint32_t lg =
+      net_->LaneGroupOf(GlobalAddress(eng.peer, eng.dst_addr + eng.emitted));
+  if (!net_->MayStage(port, input, lg)) {
     // The port still holds this engine's previous packets: keep the one just
     // read and stop reading until the port takes one (PortTookPacket).
     eng.blocked_port = port;
     return false;
   }
-  net_->InjectOn(Network::Flow{eng.flow, port}, PacketKind::kData, eng.chip,
+  net_->InjectOn(Network::Flow{eng.flow, port}, lg, PacketKind::kData, eng.chip,
                  eng.peer, eng.current, chunk, eng.dst_addr + eng.emitted,
                  input, now, eng.state);
   eng.emitted += chunk;

@@ -59,15 +59,15 @@ Network::Network(const HwConfig& hw, const Topology& topo, EventQueue& q)
   }
 }
 
-bool Network::MayStage(uint32_t port, uint32_t input, uint64_t addr) {
+bool Network::MayStage(uint32_t port, uint32_t input, uint32_t lg) {
   Port& pt = ports_[port];
-  return pt.QueueSize(input, pt.Row(0, LaneGroupOf(addr))) <
-         hw_.cdma_staging_packets;
+  return pt.QueueSize(input, pt.Row(0, lg)) < hw_.cdma_staging_packets;
 }
 
-void Network::InjectOn(Flow flow, PacketKind kind, uint32_t src, uint32_t dst,
-                       uint32_t op, uint32_t payload, uint64_t addr,
-                       uint32_t input, TimePs now, uint32_t state) {
+void Network::InjectOn(Flow flow, uint32_t lg, PacketKind kind, uint32_t src,
+                       uint32_t dst, uint32_t op, uint32_t payload,
+                       uint64_t addr, uint32_t input, TimePs now,
+                       uint32_t state) {
   Packet pk;
   pk.kind = kind;
   pk.state = state;
@@ -78,7 +78,7 @@ void Network::InjectOn(Flow flow, PacketKind kind, uint32_t src, uint32_t dst,
   pk.addr = GlobalAddress(dst, addr);
   // Every link has the same lane groups and the address does not change on
   // the way: the lane group of every hop, found once.
-  if (!RoundRobin()) pk.lg = LaneGroupOf(pk.addr);
+  pk.lg = lg;
   pk.flow = flow.hash;
   const uint32_t id = packets_.New(pk);
   injected_++;

@@ -109,9 +109,10 @@ class Network {
     const uint32_t hash = Topology::FlowHash(src, dst, qp);
     return Flow{hash, topo_.NextLink(src, dst, hash)};
   }
-  // May input `input` of `port` stage one more packet bound for `addr` (a
-  // GlobalAddress), within hw.cdma_staging_packets per (input, lane group)?
-  bool MayStage(uint32_t port, uint32_t input, uint64_t addr);
+  // May input `input` of `port` stage one more packet in lane group `lg`
+  // (LaneGroupOf its address), within hw.cdma_staging_packets per (input,
+  // lane group)?
+  bool MayStage(uint32_t port, uint32_t input, uint32_t lg);
   // Creates a packet of instruction `op` (travelling as qp `qp`) at chip
   // `src` and queues it at its first port on `input` (an engine, or the
   // acknowledgement path hw.cdma_engines). `addr` is the chip-local address
@@ -121,14 +122,30 @@ class Network {
                   uint32_t qp, uint32_t payload, uint64_t addr, uint32_t input,
                   TimePs now, uint32_t state = kNone) {
     const Flow flow = FlowOf(src, dst, qp);
-    InjectOn(flow, kind, src, dst, op, payload, addr, input, now, state);
+    InjectOn(flow, LaneGroupOf(GlobalAddress(dst, addr)), kind, src, dst, op,
+             payload, addr, input, now, state);
     return flow.port;
   }
-  // Inject for a flow already looked up (FlowOf(src, dst, qp)): an engine
-  // keeps its write's, the same for every packet.
-  void InjectOn(Flow flow, PacketKind kind, uint32_t src, uint32_t dst,
-                uint32_t op, uint32_t payload, uint64_t addr, uint32_t input,
-                TimePs now, uint32_t state = kNone);
+  // Inject for a flow already looked up (FlowOf(src, dst, qp)), which an
+  // engine keeps for its write, and the packet's lane group found
+  // (LaneGroupOf(GlobalAddress(dst, addr))), as an engine does to see
+  // whether it may stage the packet.
+  void InjectOn(Flow flow, uint32_t lg, PacketKind kind, uint32_t src,
+                uint32_t dst, uint32_t op, uint32_t payload, uint64_t addr,
+                uint32_t input, TimePs now, uint32_t state = kNone);
+  // The lane group of a packet bound for global address `addr` (0 with
+  // round-robin interleaving, whose ports keep one queue per input).
+  uint32_t LaneGroupOf(uint64_t addr) const {
+    switch (hw_.interleave) {
+      case InterleaveKind::kHash:
+        return InterleaveHash(addr, hw_.lane_groups);
+      case InterleaveKind::kXor:
+        return XorInterleave(addr, hw_.interleave_block_bytes, hw_.lane_groups);
+      case InterleaveKind::kRoundRobin:
+        break;
+    }
+    return 0;
+  }
 
   // kArrive: the packet's last byte reached chip `node` (a packet bound
   // for a switch has a kSwitchForward instead). Returns true when
@@ -193,19 +210,6 @@ class Network {
   }
   bool RoundRobin() const {
     return hw_.interleave == InterleaveKind::kRoundRobin;
-  }
-  // The lane group of a packet bound for global address `addr` (0 with
-  // round-robin interleaving, whose ports keep one queue per input).
-  uint32_t LaneGroupOf(uint64_t addr) const {
-    switch (hw_.interleave) {
-      case InterleaveKind::kHash:
-        return InterleaveHash(addr, hw_.lane_groups);
-      case InterleaveKind::kXor:
-        return XorInterleave(addr, hw_.interleave_block_bytes, hw_.lane_groups);
-      case InterleaveKind::kRoundRobin:
-        break;
-    }
-    return 0;
   }
   // During the event at `now`, `bytes` of channel `vc`'s buffer at the far
   // end of `link` are found freed at `at` (when a packet bound for the chip
