@@ -194,6 +194,40 @@ TEST(RadixEventQueueTest, PushFirstPopsBeforeThePushesOfItsTime) {
   }
 }
 
+// A crowded picosecond (bucket 0 with hundreds of events): PushFirst events
+// scheduled for the current time pop before its plain ones still pending,
+// whether they waited in a higher bucket or come while it is being popped,
+// and PeekSameTime and RemoveIf see the same order.
+TEST(RadixEventQueueTest, ACrowdedPicosecondKeepsItsOrder) {
+  RadixEventQueue q;
+  q.PushFirst(TimePs(10), 5, 2, 5000);  // scheduled early: waits in a bucket
+  for (uint32_t a = 0; a < 600; ++a) q.Push(TimePs(10), 1, a);
+  q.Push(TimePs(11), 1, 9000);
+  EXPECT_EQ(q.Pop().a, 5000u);
+  q.PushFirst(TimePs(10), 3, 2, 5001);  // at the current time
+  uint32_t kind = 0, a = 0;
+  ASSERT_TRUE(q.PeekSameTime(0, &kind, &a));
+  EXPECT_EQ(a, 5001u);
+  EXPECT_EQ(kind, 2u);
+  ASSERT_TRUE(q.PeekSameTime(1, &kind, &a));
+  EXPECT_EQ(a, 0u);
+  ASSERT_TRUE(q.PeekSameTime(300, &kind, &a));
+  EXPECT_EQ(a, 299u);
+  EXPECT_EQ(q.Pop().a, 5001u);
+  for (uint32_t want = 0; want < 300; ++want) ASSERT_EQ(q.Pop().a, want);
+  q.Push(TimePs(10), 1, 600);
+  q.PushFirst(TimePs(10), 1, 2, 5002);
+  q.PushFirst(TimePs(10), 4, 2, 5003);
+  EXPECT_EQ(q.Pop().a, 5002u);
+  q.RemoveIf([](const Event& e) { return e.a % 2 == 1; });
+  ASSERT_EQ(q.size(), 150u + 1 + 1);  // 300..598 even, 600, 9000 (5003 odd)
+  for (uint32_t want = 300; want <= 600; want += 2) ASSERT_EQ(q.Pop().a, want);
+  EXPECT_FALSE(q.PeekSameTime(0, &kind, &a));  // 9000 is at 11
+  EXPECT_EQ(q.Pop().a, 9000u);
+  EXPECT_TRUE(q.empty());
+  EXPECT_FALSE(q.went_back());
+}
+
 // The queue holds about what is pending at its fullest, however the events
 // spread over the buckets on their way down: a steady population of 100,000
 // events, each popped and replaced by one up to 2^20 ps later (as
