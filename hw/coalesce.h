@@ -53,8 +53,15 @@ class ArrivalCoalescer {
   // without a full-size packet and another packet.
   void ExpectData(uint32_t slot, uint64_t bytes) {
     if (!on_) return;
+    if (bytes <= payload_) {
+      // One packet: nothing folds. A slot past the list reads so already,
+      // and the list grows only for writes of several packets (a pairwise
+      // AllToAll's single-packet writes in flight number millions).
+      if (slot < slots_.size()) slots_[slot] = Burst{};
+      return;
+    }
     if (slot >= slots_.size()) slots_.resize(slot + 1);
-    slots_[slot] = bytes <= payload_ ? Burst{} : Burst{bytes / payload_, 0, 0};
+    slots_[slot] = Burst{bytes / payload_, 0, 0};
   }
   // Packet `pk` starts its last hop (the link into its destination chip):
   // true if its arrival is folded (its event need not be scheduled).

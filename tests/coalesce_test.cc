@@ -4,6 +4,8 @@
 // hardware config in traces/, contended and uncontended workloads, with the
 // config's own link buffers and with unbounded ones (where arrivals fold),
 // and dispatches fewer events where it folds.
+#include "hw/coalesce.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -17,17 +19,49 @@
 #include "hw/config.h"
 #include "hw/config_io.h"
 #include "hw/topology.h"
-#include "replay/engine.h"
-#include "trace/program.h"
 #include "replay/breakdown.h"
+#include "replay/engine.h"
 #include "replay/timeline.h"
 #include "run_cli.h"
 #include "scratch_dir.h"
 #include "tests/path_check.h"
 #include "trace/decode.h"
+#include "trace/program.h"
 
 namespace ccreplay {
 namespace {
+
+// The coalescer's own bookkeeping: of a write of 3 full-size packets the
+// first two arrivals fold and the last full-size one keeps its event; a
+// slot reused by a one-packet write (or one past every multi-packet write's
+// slot, which the coalescer does not grow its list for) folds nothing.
+TEST(ArrivalCoalescerTest, OnePacketWritesFoldNothingInAnySlot) {
+  constexpr uint32_t kPayload = 288;
+  uint64_t events = 0;
+  ArrivalCoalescer c;
+  c.Enable(true, kPayload, &events);
+  c.ExpectData(3, 3 * kPayload);
+  Packet pk;
+  pk.kind = PacketKind::kData;
+  pk.state = 3;
+  pk.payload = kPayload;
+  EXPECT_TRUE(c.FoldArrival(pk));
+  EXPECT_TRUE(c.FoldArrival(pk));
+  EXPECT_FALSE(c.FoldArrival(pk));  // the last full-size packet
+  EXPECT_EQ(c.TakeFolded(3), 2u * kPayload);
+  c.ExpectData(3, kPayload);  // the slot reused by a one-packet write
+  EXPECT_FALSE(c.FoldArrival(pk));
+  c.ExpectData(3, 100);  // and by a shorter one
+  pk.payload = 100;
+  EXPECT_FALSE(c.FoldArrival(pk));
+  c.ExpectData(1000, kPayload);  // past the list
+  pk.state = 1000;
+  pk.payload = kPayload;
+  EXPECT_FALSE(c.FoldArrival(pk));
+  EXPECT_EQ(c.TakeFolded(1000), 0u);
+  EXPECT_EQ(c.folded(), 2u);
+  EXPECT_EQ(events, 2u);  // one per fold: the per-packet count
+}
 
 std::vector<std::string> TraceConfigs() {
   std::vector<std::string> out;
