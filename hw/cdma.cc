@@ -42,9 +42,7 @@ void CdmaUnit::BeginData(uint32_t e, uint32_t g, uint32_t peer, uint32_t qp,
     return;
   }
   // Every packet of the write is of one flow: the same path.
-  const Network::Flow flow = net_->FlowOf(eng.chip, peer, qp);
-  eng.port = flow.port;
-  eng.flow = flow.hash;
+  eng.flow = net_->FlowOf(eng.chip, peer, qp);
   const uint64_t first = std::min<uint64_t>(bytes, hw_.packet_payload_bytes);
   q_.Push(now + hw_.CdmaReadTime(first), kCdmaEmit, e);
 }
@@ -54,7 +52,7 @@ bool CdmaUnit::OnEmit(uint32_t e, TimePs now) {
   const uint32_t chunk = static_cast<uint32_t>(
       std::min<uint64_t>(eng.bytes - eng.emitted, hw_.packet_payload_bytes));
   const uint32_t input = e % hw_.cdma_engines;
-  const uint32_t port = eng.port;
+  const uint32_t port = eng.flow.port;
   const uint32_t lg =
       net_->LaneGroupOf(GlobalAddress(eng.peer, eng.dst_addr + eng.emitted));
   if (!net_->MayStage(port, input, lg)) {
@@ -63,9 +61,9 @@ bool CdmaUnit::OnEmit(uint32_t e, TimePs now) {
     eng.blocked_port = port;
     return false;
   }
-  net_->InjectOn(Network::Flow{eng.flow, port}, lg, PacketKind::kData, eng.chip,
-                 eng.peer, eng.current, chunk, eng.dst_addr + eng.emitted,
-                 input, now, eng.state);
+  net_->InjectOn(eng.flow, lg, PacketKind::kData, eng.chip, eng.peer,
+                 eng.current, chunk, eng.dst_addr + eng.emitted, input, now,
+                 eng.state);
   eng.emitted += chunk;
   if (eng.emitted == eng.bytes) return true;
   const uint64_t next =

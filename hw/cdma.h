@@ -27,6 +27,7 @@
 #include "base/units.h"
 #include "hw/config.h"
 #include "hw/events.h"
+#include "hw/packet.h"
 #include "trace/program.h"
 
 namespace ccreplay {
@@ -48,8 +49,7 @@ struct CdmaEngine {
   uint64_t emitted = 0;           // payload bytes read so far
   uint32_t blocked_port = kNone;  // holding a read packet for this port
   uint32_t peer = 0;
-  uint32_t port = kNone;  // the first link of its packets' route ...
-  uint32_t flow = 0;      // ... and their flow hash (Network::FlowOf)
+  FlowPath flow;  // its packets' (Network::FlowOf): their route's first link
   uint64_t dst_addr = 0;
   uint64_t bytes = 0;
 

@@ -64,10 +64,10 @@ bool Network::MayStage(uint32_t port, uint32_t input, uint32_t lg) {
   return pt.QueueSize(input, pt.Row(0, lg)) < hw_.cdma_staging_packets;
 }
 
-void Network::InjectOn(Flow flow, uint32_t lg, PacketKind kind, uint32_t src,
-                       uint32_t dst, uint32_t op, uint32_t payload,
-                       uint64_t addr, uint32_t input, TimePs now,
-                       uint32_t state) {
+void Network::InjectOn(FlowPath flow, uint32_t lg, PacketKind kind,
+                       uint32_t src, uint32_t dst, uint32_t op,
+                       uint32_t payload, uint64_t addr, uint32_t input,
+                       TimePs now, uint32_t state) {
   Packet pk;
   pk.kind = kind;
   pk.state = state;

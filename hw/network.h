@@ -98,16 +98,10 @@ class Network {
     if (rec_) rec_->Attach(topo_);
   }
 
-  // The flow (src, dst, qp): its hash, which picks its path, and the first
-  // link of that path. Packets of one qp between two chips share a flow,
-  // hence a path, hence their order.
-  struct Flow {
-    uint32_t hash;
-    uint32_t port;
-  };
-  Flow FlowOf(uint32_t src, uint32_t dst, uint32_t qp) const {
+  // The path of flow (src, dst, qp) (hw/packet.h).
+  FlowPath FlowOf(uint32_t src, uint32_t dst, uint32_t qp) const {
     const uint32_t hash = Topology::FlowHash(src, dst, qp);
-    return Flow{hash, topo_.NextLink(src, dst, hash)};
+    return FlowPath{hash, topo_.NextLink(src, dst, hash)};
   }
   // May input `input` of `port` stage one more packet in lane group `lg`
   // (LaneGroupOf its address), within hw.cdma_staging_packets per (input,
@@ -116,21 +110,19 @@ class Network {
   // Creates a packet of instruction `op` (travelling as qp `qp`) at chip
   // `src` and queues it at its first port on `input` (an engine, or the
   // acknowledgement path hw.cdma_engines). `addr` is the chip-local address
-  // of its first payload byte. Returns the port.
+  // of its first payload byte.
   // `state`: for data, the write's engine-state slot (Packet::state).
-  uint32_t Inject(PacketKind kind, uint32_t src, uint32_t dst, uint32_t op,
-                  uint32_t qp, uint32_t payload, uint64_t addr, uint32_t input,
-                  TimePs now, uint32_t state = kNone) {
-    const Flow flow = FlowOf(src, dst, qp);
-    InjectOn(flow, LaneGroupOf(GlobalAddress(dst, addr)), kind, src, dst, op,
-             payload, addr, input, now, state);
-    return flow.port;
+  void Inject(PacketKind kind, uint32_t src, uint32_t dst, uint32_t op,
+              uint32_t qp, uint32_t payload, uint64_t addr, uint32_t input,
+              TimePs now, uint32_t state = kNone) {
+    InjectOn(FlowOf(src, dst, qp), LaneGroupOf(GlobalAddress(dst, addr)), kind,
+             src, dst, op, payload, addr, input, now, state);
   }
   // Inject for a flow already looked up (FlowOf(src, dst, qp)), which an
   // engine keeps for its write, and the packet's lane group found
   // (LaneGroupOf(GlobalAddress(dst, addr))), as an engine does to see
   // whether it may stage the packet.
-  void InjectOn(Flow flow, uint32_t lg, PacketKind kind, uint32_t src,
+  void InjectOn(FlowPath flow, uint32_t lg, PacketKind kind, uint32_t src,
                 uint32_t dst, uint32_t op, uint32_t payload, uint64_t addr,
                 uint32_t input, TimePs now, uint32_t state = kNone);
   // The lane group of a packet bound for global address `addr` (0 with

@@ -17,6 +17,14 @@ namespace ccreplay {
 // acknowledgement of a whole write.
 enum class PacketKind : uint8_t { kData, kMsg, kCts, kAck };
 
+// A flow (src chip, dst chip, qp): its hash, which picks its path
+// (Topology::FlowHash), and the first link of that path. Packets of one qp
+// between two chips share a flow, hence a path, hence their order.
+struct FlowPath {
+  uint32_t hash = 0;
+  uint32_t port = kNone;
+};
+
 struct Packet {
   PacketKind kind = PacketKind::kData;
   uint8_t vc = 0;            // virtual channel on the current link
