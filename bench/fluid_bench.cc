@@ -66,11 +66,12 @@ void Report(benchmark::State& state, const ReplayResult& r, double flows) {
   state.counters["makespan_us"] = r.makespan.us();
 }
 
-void FluidLoop(benchmark::State& state, const Prepared& p) {
+void FluidLoop(benchmark::State& state, const Prepared& p,
+               const ReplayOptions& opt = {}) {
   ReplayResult last;
   FluidStats stats;
   for (auto _ : state) {
-    auto r = ReplayFluidWithStats(p.program, DefaultTps186(), *p.topology, {},
+    auto r = ReplayFluidWithStats(p.program, DefaultTps186(), *p.topology, opt,
                                   &stats);
     if (!r.ok()) {
       state.SkipWithError("fluid replay failed");
@@ -82,17 +83,29 @@ void FluidLoop(benchmark::State& state, const Prepared& p) {
   state.counters["solves"] = static_cast<double>(stats.recomputes);
   state.counters["solved_flows"] = static_cast<double>(stats.solved_flows);
   state.counters["rate_changes"] = static_cast<double>(stats.rate_changes);
+  state.counters["trains"] = static_cast<double>(stats.trains);
+  state.counters["packet_hops"] = static_cast<double>(stats.packet_hops);
+  state.counters["peak_trains"] = static_cast<double>(stats.peak_trains);
 }
 
+// range(0) chips; range(1): ReplayOptions::fluid_packet_max, the most
+// packets of a transfer that crosses as packets (0: every transfer a flow;
+// 16, the default: every transfer at 64 chips and more, of 3,584 bytes per
+// peer and engine at 64 chips down to 224 at 1024). docs/models.md,
+// "Packets in the fluid engine".
 void BM_FluidAllToAll(benchmark::State& state) {
-  FluidLoop(state, AllToAll(static_cast<uint32_t>(state.range(0))));
+  ReplayOptions opt;
+  opt.fluid_packet_max = static_cast<uint32_t>(state.range(1));
+  FluidLoop(state, AllToAll(static_cast<uint32_t>(state.range(0))), opt);
 }
-// 1024 chips (the size) is out of reach: see docs/models.md,
-// "Fluid engine", for why and for the figures at 32 to 128 chips.
 BENCHMARK(BM_FluidAllToAll)
-    ->Arg(32)
-    ->Arg(64)
-    ->Arg(128)
+    ->Args({32, 0})
+    ->Args({64, 0})
+    ->Args({128, 0})
+    ->Args({64, 16})
+    ->Args({128, 16})
+    ->Args({256, 16})
+    ->Args({1024, 16})
     ->Unit(benchmark::kSecond)
     ->Iterations(1);
 
@@ -126,6 +139,8 @@ BENCHMARK(BM_PacketAllToAll)
     ->Arg(32)
     ->Arg(64)
     ->Arg(128)
+    ->Arg(256)
+    ->Arg(1024)
     ->Unit(benchmark::kSecond)
     ->Iterations(1);
 

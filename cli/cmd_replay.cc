@@ -32,6 +32,12 @@ struct ReplayArgs {
   bool links = false;
   bool no_coalesce = false;       // the per-packet reference path
   std::string engine = "packet";  // or "fluid" (replay/fluid_engine.h)
+  // ReplayOptions::fluid_packet_max; kNone: not given (the default).
+  uint32_t fluid_packets = kNone;
+  uint32_t FluidPackets() const {
+    return fluid_packets == kNone ? ReplayOptions{}.fluid_packet_max
+                                  : fluid_packets;
+  }
   MscclFlags msccl;               // when the input is MSCCL-IR XML
 };
 
@@ -59,7 +65,13 @@ void PrintSummary(const ReplayArgs& a, const v1::Trace& trace,
   const ReplayResult& r = run.result;
   out << "trace " << a.trace << " on " << hw.name << ", topology "
       << TopologySpecString(run.topology->kind(), run.topology->params())
-      << (a.engine == "fluid" ? ", fluid engine (flows, no packets)" : "")
+      << (a.engine != "fluid" ? ""
+          : a.FluidPackets() == 0
+              ? ", fluid engine (flows, no packets)"
+              : absl::StrCat(", fluid engine (flows; packets for "
+                             "transfers of at most ",
+                             a.FluidPackets(),
+                             a.FluidPackets() == 1 ? " packet)" : " packets)"))
       << "\n"
       << "total " << PsToUsString(r.makespan) << " us (all streams done)"
       << ", drained " << PsToUsString(r.drained) << " us, " << r.events
@@ -208,6 +220,10 @@ bool KeepRecords(const ReplayArgs& a, const DecodedTrace& input) {
 }
 
 int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
+  if (a.fluid_packets != kNone && a.engine != "fluid") {
+    return FailUsage(absl::InvalidArgumentError(
+        "--fluid-packets applies to --engine fluid only"));
+  }
   if (auto s = CheckOutputs(ReplayInputs(c, a), ReplayOutputs(c, a)); !s.ok()) {
     return Fail(s);
   }
@@ -237,6 +253,7 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   }
   opt.coalesce = !a.no_coalesce;
   opt.keep_records = KeepRecords(a, *input);
+  opt.fluid_packet_max = a.FluidPackets();
   std::optional<TimelineRecorder> recorder;
   if (!a.timeline.empty()) {
     opt.net_recorder = &recorder.emplace(*filter, *hw);
@@ -341,6 +358,13 @@ void AddReplayCommand(CLI::App& app, int* exit_code) {
                   "packet (default: packet-level) or fluid (flows sharing "
                   "links max-min fairly; docs/models.md, \"Fluid engine\")")
       ->check(CLI::IsMember({"packet", "fluid"}));
+  cmd->add_option("--fluid-packets", args->replay.fluid_packets,
+                  "fluid engine: transfers of at most this many packets "
+                  "cross as packets, first come first served per link, and "
+                  "so do messages and acknowledgements; 0 = every transfer "
+                  "a flow (default 16; docs/models.md, \"Packets in the "
+                  "fluid engine\")")
+      ->check(CLI::Range(0u, 65535u));
   cmd->add_flag("--no-coalesce", args->replay.no_coalesce,
                 "packet engine: simulate every packet event (the reference "
                 "path; coalescing gives byte-identical results, "

@@ -32,6 +32,8 @@ enum FluidEventKind : uint32_t {
   kAcked,               // a = op: its acknowledgement is back at the source
   kMsgArrived,          // a = op (RemoteMsgSend): at its destination
   kCtsArrived,          // a = op (Receive): its clear-to-send at the sender
+  kPacketHop,           // a = train, b = packet: it reaches its next link
+  kEngineFree,          // a = engine: a train's last packet is staged
 };
 
 // One remote data transfer in flight.
@@ -51,6 +53,29 @@ struct ActiveFlow {
   bool holds_engine = true;
   TimePs read_by;
 };
+
+// A transfer that crosses the network as packets
+// (ReplayOptions::fluid_packet_max): its packets are read one after another
+// by its engine and cross its path store-and-forward, each link serving
+// them first come, first served.
+// A packet's event names its train, its index in the train and its hop
+// (kPacketHop, b = index << 16 | hop): a train has at most kMaxTrainPackets
+// packets and a path of at most kMaxTrainHops links; longer ones are flows.
+inline constexpr uint32_t kMaxTrainPackets = 0xffff;
+inline constexpr uint32_t kMaxTrainHops = 0xffff;
+// One cache line: a path of up to kInlineHops links is kept in it (the rest
+// in FluidSim::long_paths_).
+inline constexpr uint32_t kInlineHops = 10;
+struct Train {
+  uint32_t op = 0;
+  uint32_t engine = kNone;  // data: the engine that reads it
+  uint32_t bytes = 0;       // payload
+  uint32_t lands = 0;       // the event of its arrival (a = op)
+  uint32_t packets = 0;
+  uint32_t hops = 0;
+  uint32_t links[kInlineHops] = {};
+};
+static_assert(sizeof(Train) <= 64);
 
 // Bytes a transfer puts on the wire: payload plus one header per packet
 // (a transfer of 0 bytes is one header-only packet), and its last packet.
@@ -84,11 +109,14 @@ class FluidSim : public StreamCore {
            const ReplayOptions& opt)
       : StreamCore(p, hw, topo, opt, "fluid replay", /*breakdown=*/false),
         net_(topo.links().size(), static_cast<double>(hw.link_bytes_per_s)),
-        staging_(static_cast<double>(hw.cdma_staging_packets) *
-                 hw.lane_groups *
+        staging_(static_cast<double>(hw.cdma_staging_packets) * hw.lane_groups *
                  (hw.packet_payload_bytes + hw.packet_header_bytes)),
         on_engine_(static_cast<size_t>(p.num_chips) * hw.cdma_engines),
-        engine_stamp_(on_engine_.size(), 0) {
+        engine_stamp_(on_engine_.size(), 0),
+        link_free_(topo.links().size(), TimePs::Zero()),
+        staged_(static_cast<size_t>(hw.cdma_staging_packets) * hw.lane_groups),
+        staged_at_(on_engine_.size() * staged_, TimePs::Zero()),
+        staged_count_(on_engine_.size(), 0) {
     drops_superseded_ = true;
     r_.bytes_sent.assign(p.num_chips, 0);
     r_.links.resize(topo.links().size());
@@ -98,6 +126,9 @@ class FluidSim : public StreamCore {
 
  private:
   void Dispatch(const Event& ev, TimePs now) override;
+  void Prefetch(uint32_t kind, uint32_t a) const override {
+    if (kind == kPacketHop) __builtin_prefetch(&trains_[a]);
+  }
   // An end event of a flow rescheduled since (its rate changed).
   bool Superseded(const Event& ev) override {
     if (!Stale(ev)) return false;
@@ -141,6 +172,26 @@ class FluidSim : public StreamCore {
                     hw_.message_payload_bytes + hw_.packet_header_bytes);
   }
   void StartFlow(uint32_t e, uint32_t g, TimePs now);
+  // Packets (ReplayOptions::fluid_packet_max).
+  void StartTrain(uint32_t e, uint32_t g, const std::vector<uint32_t>& links,
+                  TimePs now);
+  // A train of `packets` packets of `bytes` payload over `links`, landing as
+  // event `lands` (a = op `g`); `e`: the engine that reads it (kNone: a
+  // control packet, ready at once). Returns its id.
+  uint32_t NewTrain(uint32_t e, uint32_t g, uint32_t lands, uint64_t bytes,
+                    uint32_t packets, const std::vector<uint32_t>& links);
+  // Packet `k` of train `t` reaches the link it is at; returns whether its
+  // engine is free (the caller then calls FinishDataPhase).
+  void OnPacketHop(uint32_t t, uint32_t k, uint32_t h, TimePs now);
+  uint32_t TrainLink(uint32_t id, uint32_t h) const {
+    return h < kInlineHops ? trains_[id].links[h] : long_paths_.at(id)[h];
+  }
+  // Packet `k` of a train: its payload and wire bytes.
+  uint64_t PacketPayload(const Train& t, uint32_t k) const {
+    const uint64_t p = hw_.packet_payload_bytes;
+    const uint64_t bytes = t.bytes;
+    return std::min<uint64_t>(p, bytes - std::min<uint64_t>(bytes, k * p));
+  }
   // Moves flow `id`'s bytes on to `now` at its current rate.
   void Advance(uint32_t id, TimePs now);
   void MarkChanged(TimePs now);
@@ -190,6 +241,22 @@ class FluidSim : public StreamCore {
   // twice the events that are due.
   uint64_t superseded_ = 0;
   bool changed_ = false;  // a kFlowsChanged is pending
+
+  // Transfers crossing as packets: trains by id (ids of landed ones reused).
+  std::vector<Train> trains_;
+  std::vector<uint32_t> free_trains_;
+  // The paths of trains of more than kInlineHops links, by train.
+  absl::flat_hash_map<uint32_t, std::vector<uint32_t>> long_paths_;
+  // Per link: when its last packet so far is through (first come, first
+  // served).
+  std::vector<TimePs> link_free_;
+  // Per engine: when its last `staged_` packets started on their first link
+  // (a ring; staged_count_ packets so far). The engine reads its next packet
+  // only once fewer than staged_ (cdma.staging_packets x link.lane_groups)
+  // wait there, as the packet engine's staging queues hold them.
+  uint32_t staged_;
+  std::vector<TimePs> staged_at_;
+  std::vector<uint64_t> staged_count_;
 };
 
 void FluidSim::Dispatch(const Event& ev, TimePs now) {
@@ -212,6 +279,12 @@ void FluidSim::Dispatch(const Event& ev, TimePs now) {
     case kCtsArrived:
       CtsArrived(ev.a, now);
       break;
+    case kPacketHop:
+      OnPacketHop(ev.a, ev.b >> 16, ev.b & 0xffff, now);
+      break;
+    case kEngineFree:
+      FinishDataPhase(ev.a, now);
+      break;
     default:
       DispatchStream(ev, now);
       break;
@@ -221,6 +294,19 @@ void FluidSim::Dispatch(const Event& ev, TimePs now) {
 void FluidSim::SendControl(PacketKind kind, uint32_t g, TimePs now) {
   const Instr& in = InstrAt(g);
   const uint32_t chip = ChipOf(g);
+  if (opt_.fluid_packet_max != 0 && kind != PacketKind::kData) {
+    // One packet, queued with the trains on every link.
+    const bool back = kind == PacketKind::kAck;
+    const std::vector<uint32_t>& links =
+        back ? Route(in.peer, chip, in.qp_id) : Route(chip, in.peer, in.qp_id);
+    const uint32_t lands = kind == PacketKind::kAck   ? kAcked
+                           : kind == PacketKind::kMsg ? kMsgArrived
+                                                      : kCtsArrived;
+    const uint32_t id =
+        NewTrain(kNone, g, lands, hw_.message_payload_bytes, 1, links);
+    q_.Push(now, kPacketHop, id, 0);
+    return;
+  }
   switch (kind) {
     case PacketKind::kCts:
       q_.Push(now + MessageTime(chip, in.peer, in.qp_id), kCtsArrived, g);
@@ -256,6 +342,12 @@ void FluidSim::StartFlow(uint32_t e, uint32_t g, TimePs now) {
   const uint32_t chip = ChipOf(g);
   const Wire wire = WireOf(hw_, in.bytes);
   const std::vector<uint32_t>& links = Route(chip, in.peer, in.qp_id);
+  if (wire.packets <= std::min(opt_.fluid_packet_max, kMaxTrainPackets) &&
+      links.size() <= kMaxTrainHops &&
+      in.bytes <= std::numeric_limits<uint32_t>::max()) {
+    StartTrain(e, g, links, now);
+    return;
+  }
   ActiveFlow f;
   f.op = g;
   f.engine = e;
@@ -405,6 +497,97 @@ void FluidSim::OnFlowEvent(uint32_t id, TimePs now) {
   // Last: starting the engine's next instruction may add a flow (and move
   // flows_).
   if (free_engine) FinishDataPhase(engine, now);
+}
+
+uint32_t FluidSim::NewTrain(uint32_t e, uint32_t g, uint32_t lands,
+                            uint64_t bytes, uint32_t packets,
+                            const std::vector<uint32_t>& links) {
+  uint32_t id;
+  if (free_trains_.empty()) {
+    id = static_cast<uint32_t>(trains_.size());
+    trains_.emplace_back();
+    stats_.peak_trains = trains_.size();
+  } else {
+    id = free_trains_.back();
+    free_trains_.pop_back();
+  }
+  Train& t = trains_[id];
+  t.op = g;
+  t.engine = e;
+  t.bytes = static_cast<uint32_t>(bytes);
+  t.lands = lands;
+  t.packets = packets;
+  t.hops = static_cast<uint32_t>(links.size());
+  std::copy_n(links.begin(), std::min<size_t>(links.size(), kInlineHops),
+              t.links);
+  if (links.size() > kInlineHops) long_paths_[id] = links;
+  r_.packets += packets;
+  return id;
+}
+
+void FluidSim::StartTrain(uint32_t e, uint32_t g,
+                          const std::vector<uint32_t>& links, TimePs now) {
+  const Instr& in = InstrAt(g);
+  const uint32_t packets = static_cast<uint32_t>(WireOf(hw_, in.bytes).packets);
+  const uint32_t id = NewTrain(e, g, kDataLanded, in.bytes, packets, links);
+  r_.bytes_sent[ChipOf(g)] += in.bytes;
+  ++stats_.flows;
+  ++stats_.trains;
+  cdma_.engine(e).current = g;  // the engine's data phase: one at a time
+  q_.Push(now + hw_.CdmaReadTime(PacketPayload(trains_[id], 0)), kPacketHop, id,
+          0);
+}
+
+void FluidSim::OnPacketHop(uint32_t id, uint32_t k, uint32_t h, TimePs now) {
+  const Train& t = trains_[id];
+  const uint32_t l = TrainLink(id, h);
+  const uint64_t payload = PacketPayload(t, k);
+  const uint64_t wire = payload + hw_.packet_header_bytes;
+  const TimePs start = Max(now, link_free_[l]);
+  const TimePs through = start + SerializationTime(wire, hw_.link_bytes_per_s);
+  link_free_[l] = through;
+  LinkStats& s = r_.links[l];
+  s.packets += 1;
+  s.wire_bytes += wire;
+  s.payload_bytes += payload;
+  // Summed over lane groups, as the packet engine counts it.
+  s.busy =
+      s.busy + SerializationTime(wire * hw_.lane_groups, hw_.link_bytes_per_s);
+  s.queued = s.queued + (start - now);
+  s.first_start = std::min(s.first_start, start);
+  s.last_end = Max(s.last_end, through);
+  ++stats_.packet_hops;
+  const TimePs crossing = topo_.IsSwitch(topo_.links()[l].src)
+                              ? hw_.switch_forwarding +
+                                    hw_.switch_port_latency +
+                                    hw_.switch_port_propagation
+                              : hw_.link_latency + hw_.link_propagation;
+  const bool last_packet = k + 1 == t.packets;
+  if (h + 1 < t.hops) {
+    q_.Push(through + crossing, kPacketHop, id, k << 16 | (h + 1));
+  } else if (last_packet) {
+    // Every link serves the train's packets in order: the last lands last.
+    q_.Push(through + crossing, t.lands, t.op);
+    if (t.hops > kInlineHops) long_paths_.erase(id);
+    free_trains_.push_back(id);
+  }
+  if (h != 0 || t.engine == kNone) return;
+  // On its first link: the engine reads the next packet once fewer than
+  // staged_ of its packets wait for their first link.
+  const uint32_t e = t.engine;
+  TimePs* ring = &staged_at_[static_cast<size_t>(e) * staged_];
+  uint64_t& count = staged_count_[e];
+  ring[count % staged_] = start;
+  ++count;
+  const TimePs go = count >= staged_ ? Max(now, ring[count % staged_]) : now;
+  if (!last_packet) {
+    q_.Push(go + hw_.CdmaReadTime(PacketPayload(t, k + 1)), kPacketHop, id,
+            (k + 1) << 16);
+  } else if (go > now) {
+    q_.Push(go, kEngineFree, e);
+  } else {
+    FinishDataPhase(e, now);  // last: it may start a train (and move trains_)
+  }
 }
 
 }  // namespace

@@ -2,21 +2,24 @@
 // docs/models.md "Fluid engine"): the same instruction semantics as the
 // packet engine (replay/engine.h) -- streams, CDMA queues in qp order with
 // the pipelined startup, MsgWait counters, write + msg ordering, Send /
-// Receive matching, acknowledgements and Fence -- but every remote data
-// transfer is one flow over its routed path instead of packets. A flow's
-// rate is its max-min fair share (base/max_min.h) of the links it crosses,
-// capped by its CDMA engine; the rates are recomputed only when a flow
-// starts or ends. Latencies come from the same HwConfig fields the packet
+// Receive matching, acknowledgements and Fence -- but a remote data
+// transfer of more than ReplayOptions::fluid_packet_max packets is one flow
+// over its routed path instead of packets. A flow's rate is its max-min fair
+// share (base/max_min.h) of the links it crosses, capped by its CDMA engine;
+// the rates are recomputed only when a flow starts or ends. Shorter
+// transfers, and messages, clear-to-sends and acknowledgements, cross as
+// packets, store-and-forward, each link serving them first come, first
+// served; they and the flows do not slow each other (docs/models.md,
+// "Packets in the fluid engine"). Latencies come from the same HwConfig fields the packet
 // engine reads. Time is integer picoseconds (a flow ends at the picosecond
 // its last byte has passed, rounded up); ties are broken by scheduling
 // order, so the same inputs give the same result, bit for bit.
 //
-// Not modelled: packets on the links (only the last packet's
+// Not modelled: a flow's packets on the links (only its last packet's
 // store-and-forward per hop), lane groups and their interleaving (a link is
 // one pipe of link_bytes_per_s), credits and receive buffers, virtual
-// channels, switch arbitration and input queueing, staging backpressure,
-// and the bandwidth of messages, clear-to-sends and acknowledgements (they
-// pay their latency and serialisation but take no share of a link).
+// channels, switch arbitration and input queueing, and staging backpressure
+// beyond the engine's release rule.
 #ifndef CCREPLAY_REPLAY_FLUID_ENGINE_H_
 #define CCREPLAY_REPLAY_FLUID_ENGINE_H_
 
@@ -35,14 +38,21 @@ struct FluidStats {
   uint64_t recomputes = 0;    // max-min allocations computed
   uint64_t solved_flows = 0;  // flows in them, summed
   uint64_t rate_changes = 0;  // flows whose rate a recompute moved, summed
+  // Of `flows`, those that crossed as packets
+  // (ReplayOptions::fluid_packet_max), and their packets' link crossings.
+  uint64_t trains = 0;
+  uint64_t packet_hops = 0;
+  // Most trains (data and control packets) in flight at once.
+  uint64_t peak_trains = 0;
 };
 
 // Replays `program` like Replay() (same REQUIRES, same errors, same
 // ReplayResult) with flows in place of packets. In the result, `packets`
-// is 0, each link's `packets` counts the packets its flows' bytes make up
-// (not simulated one by one), `busy` is their serialisation time, and
-// `queued`, `credit_stall`, `peak_depth` and the per-lane-group vectors stay
-// empty (lane groups are not modelled). It has no breakdown of its own
+// counts those that crossed as packets, each link's `packets` also the
+// packets its flows' bytes make up (not simulated one by one), `busy` is
+// their serialisation time, `queued` the packets' waits, and
+// `credit_stall`, `peak_depth` and the per-lane-group vectors stay empty
+// (lane groups are not modelled). It has no breakdown of its own
 // (`ccreplay replay --engine fluid` reports none): a lean replay
 // (`keep_records` false) sums the critical path only when
 // `sum_critical_path` asks for it.

@@ -50,10 +50,10 @@ Program Chips(std::vector<std::vector<Instr>> streams) {
 }
 
 ReplayResult MustReplayFluid(const Program& p, const HwConfig& hw,
-                             TopologyKind kind) {
+                             TopologyKind kind, const ReplayOptions& opt = {}) {
   auto topo = Topology::Build(kind, p.num_chips);
   EXPECT_TRUE(topo.ok()) << topo.status();
-  auto r = ReplayFluid(p, hw, *topo);
+  auto r = ReplayFluid(p, hw, *topo, opt);
   EXPECT_TRUE(r.ok()) << r.status();
   return r.ok() ? *std::move(r) : ReplayResult{};
 }
@@ -102,7 +102,120 @@ TEST(FluidEngineTest, OneFlowOverOneLink) {
   EXPECT_EQ(r.instrs[1].landed.ps(), landed);
   EXPECT_EQ(r.instrs[1].held_by, 0u);
   EXPECT_EQ(r.makespan.ps(), landed);
-  EXPECT_EQ(r.links[0].payload_bytes, bytes);
+  // The message word crossed link 0 as a packet (a control packet is one,
+  // ReplayOptions::fluid_packet_max); the flow's bytes are counted at its
+  // start, the message's as it crosses.
+  EXPECT_EQ(r.links[0].payload_bytes, bytes + hw.message_payload_bytes);
+}
+
+// A transfer of one packet crosses as a packet: read by its engine, then
+// each link serves the packets that reach it first come, first served,
+// store-and-forward. Two engines of chip 0 each send one 288-byte packet to
+// chip 1 at the same time (ring of 2; chip 1 sends nothing): the second
+// waits for the first on link 0 -> 1.
+TEST(FluidEngineTest, PacketsShareALinkFirstComeFirstServed) {
+  HwConfig hw = DefaultTps186();
+  const uint64_t bytes = hw.packet_payload_bytes;
+  const Program p = Chips({{Xfer(0, 1, bytes), Xfer(4, 1, bytes)}, {}});
+  const ReplayResult r = MustReplayFluid(p, hw, TopologyKind::kRing);
+  const double link = static_cast<double>(hw.link_bytes_per_s);
+  const int64_t startup = hw.cdma_startup.ps();
+  // 288 B at 64 GB/s: 4.5 ns; 320 wire bytes at 400 GB/s: 0.8 ns.
+  const int64_t read = Ps(bytes, static_cast<double>(hw.cdma_bytes_per_s));
+  const int64_t ser = Ps(bytes + hw.packet_header_bytes, link);
+  ASSERT_EQ(read, 4'500);
+  ASSERT_EQ(ser, 800);
+  const int64_t hop = (hw.link_latency + hw.link_propagation).ps();
+  // Both engines start after the startup (issued at 0 on idle engines) and
+  // are free once their packet is read and on its link's queue.
+  EXPECT_EQ(r.instrs[0].end.ps(), startup + read);
+  EXPECT_EQ(r.instrs[1].end.ps(), startup + read);
+  // Read at the same picosecond: engine 0's packet goes first.
+  const int64_t first = startup + read + ser + hop;
+  const int64_t second = startup + read + 2 * ser + hop;
+  EXPECT_EQ(r.instrs[0].landed.ps(), first);
+  EXPECT_EQ(r.instrs[1].landed.ps(), second);
+  // Each acknowledgement is a packet back over link 1 -> 0; the first is
+  // through before the second is sent (ser of a message word < ser).
+  const int64_t ack =
+      Ps(hw.message_payload_bytes + hw.packet_header_bytes, link) + hop;
+  EXPECT_EQ(r.instrs[0].complete.ps(), first + ack);
+  EXPECT_EQ(r.instrs[1].complete.ps(), second + ack);
+  EXPECT_EQ(r.packets, 4u);  // 2 data, 2 acknowledgements
+  EXPECT_EQ(r.links[0].packets, 2u);
+  EXPECT_EQ(r.links[0].payload_bytes, 2 * bytes);
+  EXPECT_EQ(r.links[0].queued.ps(), ser);  // the second waited one packet
+  // With every transfer a flow (fluid_packet_max 0), the two share the
+  // link's rate and end together; messages take no share of it.
+  ReplayOptions flows;
+  flows.fluid_packet_max = 0;
+  const ReplayResult f = MustReplayFluid(p, hw, TopologyKind::kRing, flows);
+  EXPECT_EQ(f.packets, 0u);
+  EXPECT_EQ(f.instrs[0].landed, f.instrs[1].landed);
+}
+
+// A train of packets (fluid_packet_max 4) from chip 0 to chip 2 through
+// chip 1 (one-way ring of 3): the engine reads its packets one after
+// another and each goes on as soon as it is read; every hop is
+// store-and-forward, so the last packet lands one read, serialisation and
+// crossing per hop after the one before.
+TEST(FluidEngineTest, ATrainIsReadAndForwardedPacketByPacket) {
+  HwConfig hw = DefaultTps186();
+  const uint64_t full = hw.packet_payload_bytes;
+  const uint64_t tail = 128;
+  const Program p = Chips({{Xfer(0, 2, 2 * full + tail)}, {}, {}});
+  ReplayOptions opt;
+  opt.fluid_packet_max = 4;
+  const ReplayResult r = MustReplayFluid(p, hw, TopologyKind::kRingUni, opt);
+  const double cdma = static_cast<double>(hw.cdma_bytes_per_s);
+  const double link = static_cast<double>(hw.link_bytes_per_s);
+  const int64_t startup = hw.cdma_startup.ps();
+  const int64_t hop = (hw.link_latency + hw.link_propagation).ps();
+  // Read: 4.5, 4.5 and 2 ns; the packets are read faster than the link
+  // serves them (4.5 ns against 0.8), so none waits for a link.
+  const int64_t read_tail = Ps(tail, cdma);
+  ASSERT_EQ(read_tail, 2'000);
+  const int64_t tail_read_by = startup + 2 * Ps(full, cdma) + read_tail;
+  EXPECT_EQ(r.instrs[0].end.ps(), tail_read_by);
+  const int64_t tail_hop = Ps(tail + hw.packet_header_bytes, link) + hop;
+  EXPECT_EQ(r.instrs[0].landed.ps(), tail_read_by + 2 * tail_hop);
+  EXPECT_EQ(r.packets, 3u + 1u);  // and the acknowledgement
+  EXPECT_EQ(r.links[0].packets, 3u);
+  EXPECT_EQ(r.links[1].packets, 3u);
+}
+
+// An engine reads ahead of its link by what the port's staging queues
+// hold: it reads a packet only once fewer than cdma.staging_packets x
+// link.lane_groups (2 x 4 = 8) of its packets wait for their link. With an
+// unbounded engine and 20 packets, packet k starts on the link k
+// serialisations after the startup, and the engine is free when packet 12
+// starts (then 7 wait: 13 to 19), as the fluid rule gives for a flow
+// (the bytes left fit in the staging queues).
+TEST(FluidEngineTest, AnEngineReadsAheadByItsStagingQueues) {
+  HwConfig hw = DefaultTps186();
+  hw.cdma_bytes_per_s = 0;  // unbounded engine: reads in no time
+  const uint64_t full = hw.packet_payload_bytes;
+  const Program p = Chips({{Xfer(0, 1, 20 * full)}, {}});
+  ReplayOptions opt;
+  opt.fluid_packet_max = 20;
+  const ReplayResult r = MustReplayFluid(p, hw, TopologyKind::kRing, opt);
+  const double link = static_cast<double>(hw.link_bytes_per_s);
+  const int64_t startup = hw.cdma_startup.ps();
+  const int64_t ser = Ps(full + hw.packet_header_bytes, link);
+  const uint32_t staged = hw.cdma_staging_packets * hw.lane_groups;
+  ASSERT_EQ(staged, 8u);
+  EXPECT_EQ(r.instrs[0].end.ps(), startup + (20 - staged) * ser);
+  EXPECT_EQ(r.instrs[0].landed.ps(),
+            startup + 20 * ser + (hw.link_latency + hw.link_propagation).ps());
+  // The flow frees the engine at the same time (equal packets: its bytes
+  // pass at the link's rate too) and lands one serialisation later: a flow's
+  // last packet is store-and-forwarded once its bytes have passed
+  // (docs/models.md, "Formulas").
+  ReplayOptions flows;
+  flows.fluid_packet_max = 0;
+  const ReplayResult f = MustReplayFluid(p, hw, TopologyKind::kRing, flows);
+  EXPECT_EQ(f.instrs[0].end, r.instrs[0].end);
+  EXPECT_EQ(f.instrs[0].landed.ps(), r.instrs[0].landed.ps() + ser);
 }
 
 // Four flows, two bottlenecks, engines capped at 300 GB/s, on a one-way ring
@@ -493,6 +606,23 @@ TEST(FluidEngineCliTest, ReplayEngineFluidIsDeterministicAndNamed) {
       "grep -c '\"engine\": *\"fluid\"' " + dir + "/fluid_a.json");
   EXPECT_EQ(json.exit_code, 0) << json.out;
   EXPECT_EQ(RunCcreplay("replay " + trace + " --engine flow").exit_code, 2);
+  // --fluid-packets: the fluid engine's, named in the summary; 0 = flows
+  // only; out of range or with the packet engine, a usage error.
+  EXPECT_NE(a.out.find("packets for transfers of at most 16 packets)"),
+            std::string::npos)
+      << a.out;
+  const auto flows =
+      RunCcreplay("replay " + trace + " --engine fluid --fluid-packets 0");
+  ASSERT_EQ(flows.exit_code, 0) << flows.out;
+  EXPECT_NE(flows.out.find("fluid engine (flows, no packets)"),
+            std::string::npos)
+      << flows.out;
+  EXPECT_NE(flows.out.find(" 0 packets"), std::string::npos) << flows.out;
+  EXPECT_EQ(RunCcreplay("replay " + trace + " --fluid-packets 2").exit_code, 2);
+  EXPECT_EQ(
+      RunCcreplay("replay " + trace + " --engine fluid --fluid-packets 65536")
+          .exit_code,
+      2);
 }
 
 }  // namespace
