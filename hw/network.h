@@ -50,6 +50,21 @@ inline TimePs LaneGroupTime(const HwConfig& hw, uint32_t wire) {
                            hw.link_bytes_per_s);
 }
 
+// The lane group the address interleave gives a packet bound for global
+// address `addr` (GlobalAddress); 0 with round-robin interleaving, which
+// picks a lane group as the packet is sent.
+inline uint32_t AddressLaneGroup(const HwConfig& hw, uint64_t addr) {
+  switch (hw.interleave) {
+    case InterleaveKind::kHash:
+      return InterleaveHash(addr, hw.lane_groups);
+    case InterleaveKind::kXor:
+      return XorInterleave(addr, hw.interleave_block_bytes, hw.lane_groups);
+    case InterleaveKind::kRoundRobin:
+      break;
+  }
+  return 0;
+}
+
 // The virtual channels per link a replay of `hw` on `topo` uses:
 // hw.link_vcs, or with 0 as many as the routes need.
 inline uint32_t VirtualChannels(const HwConfig& hw, const Topology& topo) {
@@ -128,15 +143,7 @@ class Network {
   // The lane group of a packet bound for global address `addr` (0 with
   // round-robin interleaving, whose ports keep one queue per input).
   uint32_t LaneGroupOf(uint64_t addr) const {
-    switch (hw_.interleave) {
-      case InterleaveKind::kHash:
-        return InterleaveHash(addr, hw_.lane_groups);
-      case InterleaveKind::kXor:
-        return XorInterleave(addr, hw_.interleave_block_bytes, hw_.lane_groups);
-      case InterleaveKind::kRoundRobin:
-        break;
-    }
-    return 0;
+    return AddressLaneGroup(hw_, addr);
   }
 
   // kArrive: the packet's last byte reached chip `node` (a packet bound

@@ -90,21 +90,6 @@ class Sim : public StreamCore, private AckSink {
   }
   std::string NetworkStuck() const override;
 
-  // The address the lane-group hash sees for a control packet of
-  // instruction `g`: a message by its destination counter, a clear-to-send
-  // by the receive buffer, an acknowledgement by the end of the write. It
-  // depends on the instruction's fields only, never on its position.
-  uint64_t ControlAddr(PacketKind kind, uint32_t g) const {
-    const Instr& in = InstrAt(g);
-    switch (kind) {
-      case PacketKind::kMsg:
-        return (uint64_t{in.peer} << 20) | (uint64_t{in.dst_qp} << 8);
-      case PacketKind::kCts:
-        return in.dst_addr;
-      default:
-        return in.dst_addr + in.bytes;
-    }
-  }
   void Deliver(uint32_t packet, TimePs now);
 
   Network net_;

@@ -16,6 +16,8 @@
 #include "hw/cdma.h"
 #include "hw/events.h"
 #include "hw/message.h"
+#include "hw/network.h"
+#include "hw/port.h"
 #include "replay/flow_net.h"
 #include "replay/stream_core.h"
 
@@ -63,16 +65,26 @@ struct ActiveFlow {
 // packets and a path of at most kMaxTrainHops links; longer ones are flows.
 inline constexpr uint32_t kMaxTrainPackets = 0xffff;
 inline constexpr uint32_t kMaxTrainHops = 0xffff;
+// Train::lands holds the kind of its landing event in 8 bits.
+static_assert(kEngineFree < 256);
 // One cache line: a path of up to kInlineHops links is kept in it (the rest
 // in FluidSim::long_paths_).
-inline constexpr uint32_t kInlineHops = 10;
+inline constexpr uint32_t kInlineHops = 6;
 struct Train {
+  // Where its first payload byte goes (packet k's: addr + k payloads), as
+  // the lane-group interleave sees it (GlobalAddress(dst, addr)).
+  uint64_t addr = 0;
+  // The latest arrival of its packets so far: packets on different lane
+  // groups may overtake each other.
+  TimePs landed;
+  uint32_t dst = 0;
   uint32_t op = 0;
   uint32_t engine = kNone;  // data: the engine that reads it
   uint32_t bytes = 0;       // payload
-  uint32_t lands = 0;       // the event of its arrival (a = op)
-  uint32_t packets = 0;
-  uint32_t hops = 0;
+  uint16_t packets = 0;
+  uint16_t hops = 0;
+  uint16_t left = 0;  // packets yet to start their last link
+  uint8_t lands = 0;  // the event of its arrival (a = op)
   uint32_t links[kInlineHops] = {};
 };
 static_assert(sizeof(Train) <= 64);
@@ -113,7 +125,7 @@ class FluidSim : public StreamCore {
                  (hw.packet_payload_bytes + hw.packet_header_bytes)),
         on_engine_(static_cast<size_t>(p.num_chips) * hw.cdma_engines),
         engine_stamp_(on_engine_.size(), 0),
-        link_free_(topo.links().size(), TimePs::Zero()),
+        link_free_(topo.links().size() * hw.lane_groups, TimePs::Zero()),
         staged_(static_cast<size_t>(hw.cdma_staging_packets) * hw.lane_groups),
         staged_at_(on_engine_.size() * staged_, TimePs::Zero()),
         staged_count_(on_engine_.size(), 0) {
@@ -179,7 +191,12 @@ class FluidSim : public StreamCore {
   // event `lands` (a = op `g`); `e`: the engine that reads it (kNone: a
   // control packet, ready at once). Returns its id.
   uint32_t NewTrain(uint32_t e, uint32_t g, uint32_t lands, uint64_t bytes,
-                    uint32_t packets, const std::vector<uint32_t>& links);
+                    uint32_t packets, uint32_t dst, uint64_t addr,
+                    const std::vector<uint32_t>& links);
+  // The lane group of link `l` that packet `k` of train `t` takes: the
+  // address interleave's, or with round-robin interleaving the one free
+  // first.
+  uint32_t TrainLaneGroup(const Train& t, uint32_t k, uint32_t l) const;
   // Packet `k` of train `t` reaches the link it is at; returns whether its
   // engine is free (the caller then calls FinishDataPhase).
   void OnPacketHop(uint32_t t, uint32_t k, uint32_t h, TimePs now);
@@ -247,8 +264,8 @@ class FluidSim : public StreamCore {
   std::vector<uint32_t> free_trains_;
   // The paths of trains of more than kInlineHops links, by train.
   absl::flat_hash_map<uint32_t, std::vector<uint32_t>> long_paths_;
-  // Per link: when its last packet so far is through (first come, first
-  // served).
+  // Per link and lane group (l x lane_groups + lg): when its last packet
+  // so far is through (first come, first served).
   std::vector<TimePs> link_free_;
   // Per engine: when its last `staged_` packets started on their first link
   // (a ring; staged_count_ packets so far). The engine reads its next packet
@@ -303,7 +320,8 @@ void FluidSim::SendControl(PacketKind kind, uint32_t g, TimePs now) {
                            : kind == PacketKind::kMsg ? kMsgArrived
                                                       : kCtsArrived;
     const uint32_t id =
-        NewTrain(kNone, g, lands, hw_.message_payload_bytes, 1, links);
+        NewTrain(kNone, g, lands, hw_.message_payload_bytes, 1,
+                 back ? chip : in.peer, ControlAddr(kind, g), links);
     q_.Push(now, kPacketHop, id, 0);
     return;
   }
@@ -500,8 +518,8 @@ void FluidSim::OnFlowEvent(uint32_t id, TimePs now) {
 }
 
 uint32_t FluidSim::NewTrain(uint32_t e, uint32_t g, uint32_t lands,
-                            uint64_t bytes, uint32_t packets,
-                            const std::vector<uint32_t>& links) {
+                            uint64_t bytes, uint32_t packets, uint32_t dst,
+                            uint64_t addr, const std::vector<uint32_t>& links) {
   uint32_t id;
   if (free_trains_.empty()) {
     id = static_cast<uint32_t>(trains_.size());
@@ -515,9 +533,13 @@ uint32_t FluidSim::NewTrain(uint32_t e, uint32_t g, uint32_t lands,
   t.op = g;
   t.engine = e;
   t.bytes = static_cast<uint32_t>(bytes);
-  t.lands = lands;
-  t.packets = packets;
-  t.hops = static_cast<uint32_t>(links.size());
+  t.packets = static_cast<uint16_t>(packets);
+  t.left = static_cast<uint16_t>(packets);
+  t.landed = TimePs::Zero();
+  t.lands = static_cast<uint8_t>(lands);
+  t.dst = dst;
+  t.addr = addr;
+  t.hops = static_cast<uint16_t>(links.size());
   std::copy_n(links.begin(), std::min<size_t>(links.size(), kInlineHops),
               t.links);
   if (links.size() > kInlineHops) long_paths_[id] = links;
@@ -529,7 +551,8 @@ void FluidSim::StartTrain(uint32_t e, uint32_t g,
                           const std::vector<uint32_t>& links, TimePs now) {
   const Instr& in = InstrAt(g);
   const uint32_t packets = static_cast<uint32_t>(WireOf(hw_, in.bytes).packets);
-  const uint32_t id = NewTrain(e, g, kDataLanded, in.bytes, packets, links);
+  const uint32_t id = NewTrain(e, g, kDataLanded, in.bytes, packets, in.peer,
+                               in.dst_addr, links);
   r_.bytes_sent[ChipOf(g)] += in.bytes;
   ++stats_.flows;
   ++stats_.trains;
@@ -538,14 +561,28 @@ void FluidSim::StartTrain(uint32_t e, uint32_t g,
           0);
 }
 
+uint32_t FluidSim::TrainLaneGroup(const Train& t, uint32_t k,
+                                  uint32_t l) const {
+  if (hw_.interleave != InterleaveKind::kRoundRobin) {
+    const uint64_t addr = t.addr + uint64_t{k} * hw_.packet_payload_bytes;
+    return AddressLaneGroup(hw_, GlobalAddress(t.dst, addr));
+  }
+  const TimePs* free = &link_free_[static_cast<size_t>(l) * hw_.lane_groups];
+  return static_cast<uint32_t>(std::min_element(free, free + hw_.lane_groups) -
+                               free);
+}
+
 void FluidSim::OnPacketHop(uint32_t id, uint32_t k, uint32_t h, TimePs now) {
-  const Train& t = trains_[id];
+  Train& t = trains_[id];
   const uint32_t l = TrainLink(id, h);
   const uint64_t payload = PacketPayload(t, k);
   const uint64_t wire = payload + hw_.packet_header_bytes;
-  const TimePs start = Max(now, link_free_[l]);
-  const TimePs through = start + SerializationTime(wire, hw_.link_bytes_per_s);
-  link_free_[l] = through;
+  TimePs& free = link_free_[static_cast<size_t>(l) * hw_.lane_groups +
+                            TrainLaneGroup(t, k, l)];
+  const TimePs start = Max(now, free);
+  const TimePs through =
+      start + LaneGroupTime(hw_, static_cast<uint32_t>(wire));
+  free = through;
   LinkStats& s = r_.links[l];
   s.packets += 1;
   s.wire_bytes += wire;
@@ -565,11 +602,19 @@ void FluidSim::OnPacketHop(uint32_t id, uint32_t k, uint32_t h, TimePs now) {
   const bool last_packet = k + 1 == t.packets;
   if (h + 1 < t.hops) {
     q_.Push(through + crossing, kPacketHop, id, k << 16 | (h + 1));
-  } else if (last_packet) {
-    // Every link serves the train's packets in order: the last lands last.
-    q_.Push(through + crossing, t.lands, t.op);
-    if (t.hops > kInlineHops) long_paths_.erase(id);
-    free_trains_.push_back(id);
+  } else {
+    // The train lands with its latest packet (one may overtake another on
+    // another lane group).
+    TimePs landed = through + crossing;
+    if (t.packets > 1) {
+      landed = t.landed = Max(t.landed, landed);
+      --t.left;
+    }
+    if (t.packets == 1 || t.left == 0) {
+      q_.Push(landed, t.lands, t.op);
+      if (t.hops > kInlineHops) long_paths_.erase(id);
+      free_trains_.push_back(id);
+    }
   }
   if (h != 0 || t.engine == kNone) return;
   // On its first link: the engine reads the next packet once fewer than

@@ -112,6 +112,21 @@ class StreamCore {
   // Data-moving instruction `g` (Transfer, or a matched Send) starts its
   // data phase on engine `e`.
   virtual void StartData(uint32_t e, uint32_t g, TimePs now) = 0;
+  // The address the lane-group hash sees for a control packet of
+  // instruction `g`: a message by its destination counter, a clear-to-send
+  // by the receive buffer, an acknowledgement by the end of the write. It
+  // depends on the instruction's fields only, never on its position.
+  uint64_t ControlAddr(PacketKind kind, uint32_t g) const {
+    const Instr& in = InstrAt(g);
+    switch (kind) {
+      case PacketKind::kMsg:
+        return (uint64_t{in.peer} << 20) | (uint64_t{in.dst_qp} << 8);
+      case PacketKind::kCts:
+        return in.dst_addr;
+      default:
+        return in.dst_addr + in.bytes;
+    }
+  }
   // A control packet of instruction `g` leaves: kCts (a Receive's
   // clear-to-send) and kMsg (a RemoteMsgSend) from g's chip to its peer,
   // kAck (of write g) from the peer back to g's chip. Its arrival calls

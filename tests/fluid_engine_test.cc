@@ -13,6 +13,8 @@
 #include "collectives/lower.h"
 #include "gtest/gtest.h"
 #include "hw/config.h"
+#include "hw/network.h"
+#include "hw/port.h"
 #include "hw/topology.h"
 #include "replay/flow_net.h"
 #include "run_cli.h"
@@ -92,13 +94,14 @@ TEST(FluidEngineTest, OneFlowOverOneLink) {
   EXPECT_EQ(r.instrs[0].end.ps(), engine_free);
   const int64_t landed = end + Ps(tail, link) + hop;
   EXPECT_EQ(r.instrs[0].landed.ps(), landed);
-  // The acknowledgement: one message word and its header back.
-  EXPECT_EQ(r.instrs[0].complete.ps(),
-            landed + Ps(hw.message_payload_bytes + header, link) + hop);
+  // The acknowledgement: one message word and its header back, a packet
+  // serialised on one lane group (at link / lane_groups).
+  const int64_t word =
+      Ps((hw.message_payload_bytes + header) * hw.lane_groups, link);
+  EXPECT_EQ(r.instrs[0].complete.ps(), landed + word + hop);
   // The message leaves behind the data (from the free engine) and arrives
   // first, so it is held until the data has landed: write + msg.
-  EXPECT_EQ(r.instrs[1].arrived.ps(),
-            engine_free + Ps(hw.message_payload_bytes + header, link) + hop);
+  EXPECT_EQ(r.instrs[1].arrived.ps(), engine_free + word + hop);
   EXPECT_EQ(r.instrs[1].landed.ps(), landed);
   EXPECT_EQ(r.instrs[1].held_by, 0u);
   EXPECT_EQ(r.makespan.ps(), landed);
@@ -109,60 +112,85 @@ TEST(FluidEngineTest, OneFlowOverOneLink) {
 }
 
 // A transfer of one packet crosses as a packet: read by its engine, then
-// each link serves the packets that reach it first come, first served,
-// store-and-forward. Two engines of chip 0 each send one 288-byte packet to
-// chip 1 at the same time (ring of 2; chip 1 sends nothing): the second
-// waits for the first on link 0 -> 1.
-TEST(FluidEngineTest, PacketsShareALinkFirstComeFirstServed) {
+// each lane group of each link serves the packets that reach it first come,
+// first served, store-and-forward, at link / lane_groups. Three engines of
+// chip 0 each send one 288-byte packet to chip 1 at the same time (ring of
+// 2; chip 1 sends nothing): the first two to address 0, so to one lane
+// group, where the second waits for the first; the third to the next
+// interleave block, another lane group, where it waits for nothing.
+TEST(FluidEngineTest, PacketsShareALaneGroupFirstComeFirstServed) {
   HwConfig hw = DefaultTps186();
   const uint64_t bytes = hw.packet_payload_bytes;
-  const Program p = Chips({{Xfer(0, 1, bytes), Xfer(4, 1, bytes)}, {}});
+  Instr other = Xfer(8, 1, bytes);
+  other.dst_addr = hw.interleave_block_bytes;
+  ASSERT_NE(AddressLaneGroup(hw, GlobalAddress(1, 0)),
+            AddressLaneGroup(hw, GlobalAddress(1, other.dst_addr)));
+  const Program p = Chips({{Xfer(0, 1, bytes), Xfer(4, 1, bytes), other}, {}});
   const ReplayResult r = MustReplayFluid(p, hw, TopologyKind::kRing);
   const double link = static_cast<double>(hw.link_bytes_per_s);
   const int64_t startup = hw.cdma_startup.ps();
-  // 288 B at 64 GB/s: 4.5 ns; 320 wire bytes at 400 GB/s: 0.8 ns.
+  // 288 B at 64 GB/s: 4.5 ns; 320 wire bytes at 400 / 4 GB/s: 3.2 ns.
   const int64_t read = Ps(bytes, static_cast<double>(hw.cdma_bytes_per_s));
-  const int64_t ser = Ps(bytes + hw.packet_header_bytes, link);
+  const int64_t ser =
+      Ps((bytes + hw.packet_header_bytes) * hw.lane_groups, link);
   ASSERT_EQ(read, 4'500);
-  ASSERT_EQ(ser, 800);
+  ASSERT_EQ(ser, 3'200);
   const int64_t hop = (hw.link_latency + hw.link_propagation).ps();
-  // Both engines start after the startup (issued at 0 on idle engines) and
-  // are free once their packet is read and on its link's queue.
-  EXPECT_EQ(r.instrs[0].end.ps(), startup + read);
-  EXPECT_EQ(r.instrs[1].end.ps(), startup + read);
+  // Every engine starts after the startup (issued at 0 on idle engines) and
+  // is free once its packet is read and on its link's queue.
+  for (uint32_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(r.instrs[i].end.ps(), startup + read) << i;
+  }
   // Read at the same picosecond: engine 0's packet goes first.
   const int64_t first = startup + read + ser + hop;
   const int64_t second = startup + read + 2 * ser + hop;
   EXPECT_EQ(r.instrs[0].landed.ps(), first);
   EXPECT_EQ(r.instrs[1].landed.ps(), second);
-  // Each acknowledgement is a packet back over link 1 -> 0; the first is
-  // through before the second is sent (ser of a message word < ser).
+  EXPECT_EQ(r.instrs[2].landed.ps(), first);
+  EXPECT_EQ(r.links[0].queued.ps(), ser);  // the second waited one packet
+  // Each acknowledgement is a packet back over link 1 -> 0, on the lane
+  // group of the end of its write (address 288 for the first two, 576 for
+  // the third): the first two share one, and the first is through before
+  // the second is sent.
   const int64_t ack =
-      Ps(hw.message_payload_bytes + hw.packet_header_bytes, link) + hop;
+      Ps((hw.message_payload_bytes + hw.packet_header_bytes) * hw.lane_groups,
+         link) +
+      hop;
   EXPECT_EQ(r.instrs[0].complete.ps(), first + ack);
   EXPECT_EQ(r.instrs[1].complete.ps(), second + ack);
-  EXPECT_EQ(r.packets, 4u);  // 2 data, 2 acknowledgements
-  EXPECT_EQ(r.links[0].packets, 2u);
-  EXPECT_EQ(r.links[0].payload_bytes, 2 * bytes);
-  EXPECT_EQ(r.links[0].queued.ps(), ser);  // the second waited one packet
-  // With every transfer a flow (fluid_packet_max 0), the two share the
+  EXPECT_EQ(r.instrs[2].complete.ps(), first + ack);
+  EXPECT_EQ(r.packets, 6u);  // 3 data, 3 acknowledgements
+  EXPECT_EQ(r.links[0].packets, 3u);
+  EXPECT_EQ(r.links[0].payload_bytes, 3 * bytes);
+  // With every transfer a flow (fluid_packet_max 0), the three share the
   // link's rate and end together; messages take no share of it.
   ReplayOptions flows;
   flows.fluid_packet_max = 0;
   const ReplayResult f = MustReplayFluid(p, hw, TopologyKind::kRing, flows);
   EXPECT_EQ(f.packets, 0u);
   EXPECT_EQ(f.instrs[0].landed, f.instrs[1].landed);
+  EXPECT_EQ(f.instrs[0].landed, f.instrs[2].landed);
 }
 
 // A train of packets (fluid_packet_max 4) from chip 0 to chip 2 through
 // chip 1 (one-way ring of 3): the engine reads its packets one after
-// another and each goes on as soon as it is read; every hop is
-// store-and-forward, so the last packet lands one read, serialisation and
-// crossing per hop after the one before.
+// another and each goes on as soon as it is read, store-and-forward at
+// every hop. Its three packets (288, 288, 128 bytes) go to consecutive
+// interleave blocks, so to three lane groups, and wait for none; the short
+// last one overtakes the one before, and the transfer lands with the
+// latest of them.
 TEST(FluidEngineTest, ATrainIsReadAndForwardedPacketByPacket) {
   HwConfig hw = DefaultTps186();
   const uint64_t full = hw.packet_payload_bytes;
   const uint64_t tail = 128;
+  ASSERT_EQ(hw.interleave_block_bytes, full);
+  std::vector<uint32_t> lgs;
+  for (uint64_t k = 0; k < 3; ++k) {
+    lgs.push_back(AddressLaneGroup(hw, GlobalAddress(2, k * full)));
+  }
+  ASSERT_NE(lgs[0], lgs[1]);
+  ASSERT_NE(lgs[1], lgs[2]);
+  ASSERT_NE(lgs[0], lgs[2]);
   const Program p = Chips({{Xfer(0, 2, 2 * full + tail)}, {}, {}});
   ReplayOptions opt;
   opt.fluid_packet_max = 4;
@@ -171,14 +199,22 @@ TEST(FluidEngineTest, ATrainIsReadAndForwardedPacketByPacket) {
   const double link = static_cast<double>(hw.link_bytes_per_s);
   const int64_t startup = hw.cdma_startup.ps();
   const int64_t hop = (hw.link_latency + hw.link_propagation).ps();
-  // Read: 4.5, 4.5 and 2 ns; the packets are read faster than the link
-  // serves them (4.5 ns against 0.8), so none waits for a link.
+  // Read: 4.5, 4.5 and 2 ns.
+  const int64_t read_full = Ps(full, cdma);
   const int64_t read_tail = Ps(tail, cdma);
   ASSERT_EQ(read_tail, 2'000);
-  const int64_t tail_read_by = startup + 2 * Ps(full, cdma) + read_tail;
-  EXPECT_EQ(r.instrs[0].end.ps(), tail_read_by);
-  const int64_t tail_hop = Ps(tail + hw.packet_header_bytes, link) + hop;
-  EXPECT_EQ(r.instrs[0].landed.ps(), tail_read_by + 2 * tail_hop);
+  const int64_t read[3] = {startup + read_full, startup + 2 * read_full,
+                           startup + 2 * read_full + read_tail};
+  EXPECT_EQ(r.instrs[0].end.ps(), read[2]);
+  // Per hop, a packet's serialisation on its lane group and the crossing.
+  const int64_t full_hop =
+      Ps((full + hw.packet_header_bytes) * hw.lane_groups, link) + hop;
+  const int64_t tail_hop =
+      Ps((tail + hw.packet_header_bytes) * hw.lane_groups, link) + hop;
+  const int64_t second = read[1] + 2 * full_hop;  // 9 + 6.4 ns + 2 crossings
+  const int64_t last = read[2] + 2 * tail_hop;    // 11 + 3.2 ns + 2 crossings
+  ASSERT_GT(second, last);
+  EXPECT_EQ(r.instrs[0].landed.ps(), second);
   EXPECT_EQ(r.packets, 3u + 1u);  // and the acknowledgement
   EXPECT_EQ(r.links[0].packets, 3u);
   EXPECT_EQ(r.links[1].packets, 3u);
@@ -186,7 +222,7 @@ TEST(FluidEngineTest, ATrainIsReadAndForwardedPacketByPacket) {
 
 // An engine reads ahead of its link by what the port's staging queues
 // hold: it reads a packet only once fewer than cdma.staging_packets x
-// link.lane_groups (2 x 4 = 8) of its packets wait for their link. With an
+// link.lane_groups (here 8 x 1) of its packets wait for their link. With an
 // unbounded engine and 20 packets, packet k starts on the link k
 // serialisations after the startup, and the engine is free when packet 12
 // starts (then 7 wait: 13 to 19), as the fluid rule gives for a flow
@@ -194,6 +230,8 @@ TEST(FluidEngineTest, ATrainIsReadAndForwardedPacketByPacket) {
 TEST(FluidEngineTest, AnEngineReadsAheadByItsStagingQueues) {
   HwConfig hw = DefaultTps186();
   hw.cdma_bytes_per_s = 0;  // unbounded engine: reads in no time
+  hw.lane_groups = 1;       // the link one lane group
+  hw.cdma_staging_packets = 8;
   const uint64_t full = hw.packet_payload_bytes;
   const Program p = Chips({{Xfer(0, 1, 20 * full)}, {}});
   ReplayOptions opt;
@@ -271,9 +309,11 @@ TEST(FluidEngineTest, OnlyAMessageOnTheDataQpWaitsForTheData) {
              {WaitFor(4, 1), WaitFor(0, 1)}});
   const ReplayResult r = MustReplayFluid(p, hw, TopologyKind::kRing);
   const int64_t hop = (hw.link_latency + hw.link_propagation).ps();
-  const int64_t msg = Ps(hw.message_payload_bytes + hw.packet_header_bytes,
-                         static_cast<double>(hw.link_bytes_per_s)) +
-                      hop;
+  // A message is a packet serialised on one lane group.
+  const int64_t msg =
+      Ps((hw.message_payload_bytes + hw.packet_header_bytes) * hw.lane_groups,
+         static_cast<double>(hw.link_bytes_per_s)) +
+      hop;
   // The other qp's engine is idle: its message leaves at issue (no startup).
   EXPECT_EQ(r.instrs[1].start.ps(), 0);
   EXPECT_EQ(r.instrs[1].landed.ps(), msg);
@@ -434,9 +474,11 @@ TEST(FluidEngineTest, SendStartsWhenTheClearToSendArrives) {
   const ReplayResult r =
       MustReplayFluid(Chips({{send}, {recv}}), hw, TopologyKind::kRing);
   const int64_t startup = hw.cdma_startup.ps();
-  const int64_t cts = Ps(hw.message_payload_bytes + hw.packet_header_bytes,
-                         static_cast<double>(hw.link_bytes_per_s)) +
-                      (hw.link_latency + hw.link_propagation).ps();
+  // The clear-to-send: a packet serialised on one lane group.
+  const int64_t cts =
+      Ps((hw.message_payload_bytes + hw.packet_header_bytes) * hw.lane_groups,
+         static_cast<double>(hw.link_bytes_per_s)) +
+      (hw.link_latency + hw.link_propagation).ps();
   EXPECT_EQ(r.instrs[1].start.ps(), startup);  // the Receive
   EXPECT_EQ(r.instrs[0].start.ps(), startup + cts);
   EXPECT_GT(r.instrs[0].landed, r.instrs[0].start);
