@@ -219,6 +219,21 @@ bool KeepRecords(const ReplayArgs& a, const DecodedTrace& input) {
          !PreferLeanReplay(*input.program);
 }
 
+// The critical-path breakdown's table. The breakdown walks packet-level
+// causes (queueing, serialisation per hop, lane groups): the fluid engine
+// has none of them, so its table is empty.
+absl::StatusOr<Table> PathTable(const RunOutcome& run, const HwConfig& hw,
+                                bool fluid) {
+  if (fluid) {
+    return Table({Table::Column::String("mechanism"),
+                  Table::Column::Double("us", 6),
+                  Table::Column::Double("share", 3)});
+  }
+  auto path = CriticalPathBreakdown(run.program, run.result, hw, *run.topology);
+  if (!path.ok()) return path.status();
+  return BreakdownTable(*path);
+}
+
 int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   if (a.fluid_packets != kNone && a.engine != "fluid") {
     return FailUsage(absl::InvalidArgumentError(
@@ -271,17 +286,8 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   if (!chips.ok()) return Fail(chips.status());
   auto links = LinkTable(*run->topology, r, *hw);
   if (!links.ok()) return Fail(links.status());
-  // The breakdown walks packet-level causes (queueing, serialisation per
-  // hop, lane groups): the fluid engine has none of them, so it has none.
-  absl::StatusOr<Table> path_table =
-      Table({Table::Column::String("mechanism"), Table::Column::Double("us", 6),
-             Table::Column::Double("share", 3)});
-  if (!fluid) {
-    auto path = CriticalPathBreakdown(run->program, r, *hw, *run->topology);
-    if (!path.ok()) return Fail(path.status());
-    path_table = BreakdownTable(*path);
-    if (!path_table.ok()) return Fail(path_table.status());
-  }
+  absl::StatusOr<Table> path_table = PathTable(*run, *hw, fluid);
+  if (!path_table.ok()) return Fail(path_table.status());
   std::vector<OutputFile> outputs = ReplayOutputs(c, a);
   if (!a.timeline.empty()) {
     outputs[0].contents = TimelineBytes(a, *run, &*recorder, *filter);

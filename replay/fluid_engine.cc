@@ -311,11 +311,12 @@ void FluidSim::Dispatch(const Event& ev, TimePs now) {
 void FluidSim::SendControl(PacketKind kind, uint32_t g, TimePs now) {
   const Instr& in = InstrAt(g);
   const uint32_t chip = ChipOf(g);
-  if (opt_.fluid_packet_max != 0 && kind != PacketKind::kData) {
+  const bool back = kind == PacketKind::kAck;
+  const std::vector<uint32_t>& links =
+      back ? Route(in.peer, chip, in.qp_id) : Route(chip, in.peer, in.qp_id);
+  if (opt_.fluid_packet_max != 0 && kind != PacketKind::kData &&
+      links.size() <= kMaxTrainHops) {
     // One packet, queued with the trains on every link.
-    const bool back = kind == PacketKind::kAck;
-    const std::vector<uint32_t>& links =
-        back ? Route(in.peer, chip, in.qp_id) : Route(chip, in.peer, in.qp_id);
     const uint32_t lands = kind == PacketKind::kAck   ? kAcked
                            : kind == PacketKind::kMsg ? kMsgArrived
                                                       : kCtsArrived;

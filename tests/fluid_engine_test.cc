@@ -220,6 +220,35 @@ TEST(FluidEngineTest, ATrainIsReadAndForwardedPacketByPacket) {
   EXPECT_EQ(r.links[1].packets, 3u);
 }
 
+// A packet's path longer than a train keeps in its own record (9 links on a
+// one-way ring of 10 chips, chip 0 to chip 9): store-and-forward on each,
+// nothing else on the way.
+TEST(FluidEngineTest, APacketCrossesALongPath) {
+  HwConfig hw = DefaultTps186();
+  const uint64_t bytes = 100;
+  std::vector<std::vector<Instr>> chips(10);
+  chips[0] = {Xfer(0, 9, bytes)};
+  const ReplayResult r =
+      MustReplayFluid(Chips(chips), hw, TopologyKind::kRingUni);
+  const double link = static_cast<double>(hw.link_bytes_per_s);
+  const int64_t per_hop =
+      Ps((bytes + hw.packet_header_bytes) * hw.lane_groups, link) +
+      (hw.link_latency + hw.link_propagation).ps();
+  // The read: 100 B at 64 GB/s, 1.5625 ns, rounded up to the picosecond.
+  ASSERT_EQ(hw.CdmaReadTime(bytes).ps(), 1'563);
+  const int64_t landed = hw.cdma_startup.ps() + 1'563 + 9 * per_hop;
+  EXPECT_EQ(r.instrs[0].landed.ps(), landed);
+  // The data crossed links 0 -> 1 ... 8 -> 9; the acknowledgement comes
+  // back over 9 -> 0, one link.
+  for (uint32_t l = 0; l < 10; ++l) EXPECT_EQ(r.links[l].packets, 1u) << l;
+  EXPECT_EQ(r.instrs[0].complete.ps(),
+            landed +
+                Ps((hw.message_payload_bytes + hw.packet_header_bytes) *
+                       hw.lane_groups,
+                   link) +
+                (hw.link_latency + hw.link_propagation).ps());
+}
+
 // An engine reads ahead of its link by what the port's staging queues
 // hold: it reads a packet only once fewer than cdma.staging_packets x
 // link.lane_groups (here 8 x 1) of its packets wait for their link. With an

@@ -16,6 +16,7 @@
 #include "hw/config.h"
 #include "hw/topology.h"
 #include "replay/engine.h"
+#include "replay/fluid_engine.h"
 #include "trace/decode.h"
 #include "trace/trace_io.h"
 
@@ -99,6 +100,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ReplayOptions replay;
     replay.max_events = 200000;
     (void)Replay(*program, hw, *topology, replay);
+    // The fluid engine: flows, and its short transfers and control packets
+    // as packets (ReplayOptions::fluid_packet_max).
+    (void)ReplayFluid(*program, hw, *topology, replay);
   }
   return 0;
 }
