@@ -37,7 +37,7 @@ struct ReplayOptions {
   // give byte-identical results.
   bool coalesce = true;
   // Told what the packet network does, for a timeline (null: nothing is
-  // recorded; the fluid engine has no packets and tells it nothing).
+  // recorded; the fluid engine tells it nothing).
   NetRecorder* net_recorder = nullptr;
   // Sum the critical-path breakdown as the replay runs
   // (replay/critical_path.h; ReplayResult::critical_path), instead of
@@ -62,7 +62,8 @@ struct ReplayOptions {
   bool keep_records = true;
   // Fluid engine only (replay/fluid_engine.h): a remote transfer of at most
   // this many packets crosses the network as packets, store-and-forward
-  // through a first-come first-served queue per link, instead of as a flow
+  // through a first-come first-served queue per link and lane group,
+  // instead of as a flow
   // (docs/models.md, "Packets in the fluid engine"), and so do messages,
   // clear-to-sends and acknowledgements. 0: every transfer is a flow and
   // control packets take no share of a link. 16, from measurements: packets

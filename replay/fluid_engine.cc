@@ -35,7 +35,6 @@ enum FluidEventKind : uint32_t {
   kMsgArrived,          // a = op (RemoteMsgSend): at its destination
   kCtsArrived,          // a = op (Receive): its clear-to-send at the sender
   kPacketHop,           // a = train, b = packet: it reaches its next link
-  kEngineFree,          // a = engine: a train's last packet is staged
 };
 
 // One remote data transfer in flight.
@@ -66,7 +65,7 @@ struct ActiveFlow {
 inline constexpr uint32_t kMaxTrainPackets = 0xffff;
 inline constexpr uint32_t kMaxTrainHops = 0xffff;
 // Train::lands holds the kind of its landing event in 8 bits.
-static_assert(kEngineFree < 256);
+static_assert(kCtsArrived < 256);
 // One cache line: a path of up to kInlineHops links is kept in it (the rest
 // in FluidSim::long_paths_).
 inline constexpr uint32_t kInlineHops = 6;
@@ -126,9 +125,17 @@ class FluidSim : public StreamCore {
         on_engine_(static_cast<size_t>(p.num_chips) * hw.cdma_engines),
         engine_stamp_(on_engine_.size(), 0),
         link_free_(topo.links().size() * hw.lane_groups, TimePs::Zero()),
-        staged_(static_cast<size_t>(hw.cdma_staging_packets) * hw.lane_groups),
-        staged_at_(on_engine_.size() * staged_, TimePs::Zero()),
-        staged_count_(on_engine_.size(), 0) {
+        stage_base_(topo.links().size(), kNone) {
+    // The staging queues: per link out of a chip, per engine of the chip
+    // and lane group.
+    size_t queues = 0;
+    for (uint32_t c = 0; c < p.num_chips; ++c) {
+      for (uint32_t l : topo.OutLinks(c)) {
+        stage_base_[l] = static_cast<uint32_t>(queues);
+        queues += static_cast<size_t>(hw.cdma_engines) * hw.lane_groups;
+      }
+    }
+    staging_queues_.assign(queues * (1 + hw.cdma_staging_packets), 0);
     drops_superseded_ = true;
     r_.bytes_sent.assign(p.num_chips, 0);
     r_.links.resize(topo.links().size());
@@ -158,8 +165,9 @@ class FluidSim : public StreamCore {
       StartFlow(e, g, now);
     }
   }
-  // Control packets pay their path's latency and serialisation but take no
-  // share of the links.
+  // A control packet crosses as a packet (a train of one), queued with the
+  // trains' packets; with fluid_packet_max 0 it pays its path's latency and
+  // serialisation but takes no share of the links.
   void SendControl(PacketKind kind, uint32_t g, TimePs now) override;
   // The last byte of write `g` is in the destination GMEM.
   void Landed(uint32_t g, TimePs now) {
@@ -197,8 +205,9 @@ class FluidSim : public StreamCore {
   // address interleave's, or with round-robin interleaving the one free
   // first.
   uint32_t TrainLaneGroup(const Train& t, uint32_t k, uint32_t l) const;
-  // Packet `k` of train `t` reaches the link it is at; returns whether its
-  // engine is free (the caller then calls FinishDataPhase).
+  // Packet `k` of train `t` reaches link `h` of its path (h = 0: it has
+  // just been read, or waited to be staged); the last packet of a data
+  // train, once staged, ends its engine's data phase (FinishDataPhase).
   void OnPacketHop(uint32_t t, uint32_t k, uint32_t h, TimePs now);
   uint32_t TrainLink(uint32_t id, uint32_t h) const {
     return h < kInlineHops ? trains_[id].links[h] : long_paths_.at(id)[h];
@@ -267,13 +276,17 @@ class FluidSim : public StreamCore {
   // Per link and lane group (l x lane_groups + lg): when its last packet
   // so far is through (first come, first served).
   std::vector<TimePs> link_free_;
-  // Per engine: when its last `staged_` packets started on their first link
-  // (a ring; staged_count_ packets so far). The engine reads its next packet
-  // only once fewer than staged_ (cdma.staging_packets x link.lane_groups)
-  // wait there, as the packet engine's staging queues hold them.
-  uint32_t staged_;
-  std::vector<TimePs> staged_at_;
-  std::vector<uint64_t> staged_count_;
+  // The port's staging queues, one per (link out of a chip, engine of the
+  // chip, lane group): stage_base_[l] + engine in chip x lane_groups + lg
+  // (kNone for links out of a switch). Per queue, 1 + cdma.staging_packets
+  // words in staging_queues_: how many packets its engine has staged in it,
+  // then when the last cdma.staging_packets of them started on the link (a
+  // ring, in picoseconds). An engine hands a packet it has read to its
+  // queue, and reads on, only once fewer than cdma.staging_packets of its
+  // packets wait there, as the packet engine's staging does (CdmaUnit,
+  // Network::MayStage).
+  std::vector<uint32_t> stage_base_;
+  std::vector<int64_t> staging_queues_;
 };
 
 void FluidSim::Dispatch(const Event& ev, TimePs now) {
@@ -298,9 +311,6 @@ void FluidSim::Dispatch(const Event& ev, TimePs now) {
       break;
     case kPacketHop:
       OnPacketHop(ev.a, ev.b >> 16, ev.b & 0xffff, now);
-      break;
-    case kEngineFree:
-      FinishDataPhase(ev.a, now);
       break;
     default:
       DispatchStream(ev, now);
@@ -578,8 +588,25 @@ void FluidSim::OnPacketHop(uint32_t id, uint32_t k, uint32_t h, TimePs now) {
   const uint32_t l = TrainLink(id, h);
   const uint64_t payload = PacketPayload(t, k);
   const uint64_t wire = payload + hw_.packet_header_bytes;
-  TimePs& free = link_free_[static_cast<size_t>(l) * hw_.lane_groups +
-                            TrainLaneGroup(t, k, l)];
+  const uint32_t lg = TrainLaneGroup(t, k, l);
+  // A data packet just read: its engine's staging queue for this link and
+  // lane group (ring, count: the last packets of the engine in it).
+  int64_t* queue = nullptr;  // [0]: packets staged; [1 + i]: a ring
+  const uint32_t depth = hw_.cdma_staging_packets;
+  if (h == 0 && t.engine != kNone) {
+    const size_t q =
+        stage_base_[l] +
+        static_cast<size_t>(t.engine % hw_.cdma_engines) * hw_.lane_groups + lg;
+    queue = &staging_queues_[q * (1 + depth)];
+    // The queue holds `depth` of the engine's packets: the engine keeps this
+    // one until the oldest of them starts.
+    const int64_t oldest = queue[1 + queue[0] % depth];
+    if (queue[0] >= depth && oldest > now.ps()) {
+      q_.Push(TimePs(oldest), kPacketHop, id, k << 16);
+      return;
+    }
+  }
+  TimePs& free = link_free_[static_cast<size_t>(l) * hw_.lane_groups + lg];
   const TimePs start = Max(now, free);
   const TimePs through =
       start + LaneGroupTime(hw_, static_cast<uint32_t>(wire));
@@ -617,22 +644,16 @@ void FluidSim::OnPacketHop(uint32_t id, uint32_t k, uint32_t h, TimePs now) {
       free_trains_.push_back(id);
     }
   }
-  if (h != 0 || t.engine == kNone) return;
-  // On its first link: the engine reads the next packet once fewer than
-  // staged_ of its packets wait for their first link.
-  const uint32_t e = t.engine;
-  TimePs* ring = &staged_at_[static_cast<size_t>(e) * staged_];
-  uint64_t& count = staged_count_[e];
-  ring[count % staged_] = start;
-  ++count;
-  const TimePs go = count >= staged_ ? Max(now, ring[count % staged_]) : now;
+  if (queue == nullptr) return;
+  // Staged: the engine reads on.
+  queue[1 + queue[0] % depth] = start.ps();
+  ++queue[0];
   if (!last_packet) {
-    q_.Push(go + hw_.CdmaReadTime(PacketPayload(t, k + 1)), kPacketHop, id,
+    q_.Push(now + hw_.CdmaReadTime(PacketPayload(t, k + 1)), kPacketHop, id,
             (k + 1) << 16);
-  } else if (go > now) {
-    q_.Push(go, kEngineFree, e);
   } else {
-    FinishDataPhase(e, now);  // last: it may start a train (and move trains_)
+    // Last: it may start a train (and move trains_).
+    FinishDataPhase(t.engine, now);
   }
 }
 

@@ -10,16 +10,20 @@
 // transfers, and messages, clear-to-sends and acknowledgements, cross as
 // packets, store-and-forward, each link serving them first come, first
 // served; they and the flows do not slow each other (docs/models.md,
-// "Packets in the fluid engine"). Latencies come from the same HwConfig fields the packet
-// engine reads. Time is integer picoseconds (a flow ends at the picosecond
-// its last byte has passed, rounded up); ties are broken by scheduling
-// order, so the same inputs give the same result, bit for bit.
+// "Packets in the fluid engine"). Latencies come from the same HwConfig fields
+// the packet engine reads. Time is integer picoseconds (a flow ends at the
+// picosecond its last byte has passed, rounded up); ties are broken by
+// scheduling order, so the same inputs give the same result, bit for bit.
 //
-// Not modelled: a flow's packets on the links (only its last packet's
-// store-and-forward per hop), lane groups and their interleaving (a link is
-// one pipe of link_bytes_per_s), credits and receive buffers, virtual
-// channels, switch arbitration and input queueing, and staging backpressure
-// beyond the engine's release rule.
+// Packets cross each link on the lane group the address interleave gives
+// them, at link_bytes_per_s / lane_groups. Not modelled: a flow's packets
+// on the links (only its last packet's store-and-forward per hop) and its
+// lane groups (a flow sees a link as one pipe of link_bytes_per_s),
+// credits and receive buffers, virtual channels, switch arbitration and
+// input queueing (a packet queue is first come, first served), and a
+// flow's staging backpressure beyond the engine's release rule; packets
+// and flows do not slow each other, nor do a train's and a flow's staged
+// bytes on one engine.
 #ifndef CCREPLAY_REPLAY_FLUID_ENGINE_H_
 #define CCREPLAY_REPLAY_FLUID_ENGINE_H_
 
@@ -51,8 +55,9 @@ struct FluidStats {
 // counts those that crossed as packets, each link's `packets` also the
 // packets its flows' bytes make up (not simulated one by one), `busy` is
 // their serialisation time, `queued` the packets' waits, and
-// `credit_stall`, `peak_depth` and the per-lane-group vectors stay empty
-// (lane groups are not modelled). It has no breakdown of its own
+// `credit_stall`, `peak_depth` and the per-lane-group vectors stay empty.
+// ReplayOptions::fluid_packet_max above 65535 counts as 65535 (the CLI
+// refuses it). It has no breakdown of its own
 // (`ccreplay replay --engine fluid` reports none): a lean replay
 // (`keep_records` false) sums the critical path only when
 // `sum_critical_path` asks for it.

@@ -152,6 +152,8 @@ TEST(FluidEngineTest, PacketsShareALaneGroupFirstComeFirstServed) {
   // group of the end of its write (address 288 for the first two, 576 for
   // the third): the first two share one, and the first is through before
   // the second is sent.
+  ASSERT_NE(AddressLaneGroup(hw, GlobalAddress(0, bytes)),
+            AddressLaneGroup(hw, GlobalAddress(0, 2 * bytes)));
   const int64_t ack =
       Ps((hw.message_payload_bytes + hw.packet_header_bytes) * hw.lane_groups,
          link) +
@@ -249,13 +251,13 @@ TEST(FluidEngineTest, APacketCrossesALongPath) {
                 (hw.link_latency + hw.link_propagation).ps());
 }
 
-// An engine reads ahead of its link by what the port's staging queues
-// hold: it reads a packet only once fewer than cdma.staging_packets x
-// link.lane_groups (here 8 x 1) of its packets wait for their link. With an
-// unbounded engine and 20 packets, packet k starts on the link k
-// serialisations after the startup, and the engine is free when packet 12
-// starts (then 7 wait: 13 to 19), as the fluid rule gives for a flow
-// (the bytes left fit in the staging queues).
+// An engine reads ahead of its link by what the port's staging queue for
+// the link and the packet's lane group holds: it hands a packet it has read
+// to the queue, and reads on, only once fewer than cdma.staging_packets
+// (here 8, one lane group) of its packets wait there. With an unbounded
+// engine and 20 packets, packet k starts on the link k serialisations after
+// the startup, and the engine hands over its last, packet 19, and is free,
+// when packet 11 starts (then 7 wait: 12 to 18).
 TEST(FluidEngineTest, AnEngineReadsAheadByItsStagingQueues) {
   HwConfig hw = DefaultTps186();
   hw.cdma_bytes_per_s = 0;  // unbounded engine: reads in no time
@@ -271,18 +273,61 @@ TEST(FluidEngineTest, AnEngineReadsAheadByItsStagingQueues) {
   const int64_t ser = Ps(full + hw.packet_header_bytes, link);
   const uint32_t staged = hw.cdma_staging_packets * hw.lane_groups;
   ASSERT_EQ(staged, 8u);
-  EXPECT_EQ(r.instrs[0].end.ps(), startup + (20 - staged) * ser);
+  EXPECT_EQ(r.instrs[0].end.ps(), startup + (20 - staged - 1) * ser);
   EXPECT_EQ(r.instrs[0].landed.ps(),
             startup + 20 * ser + (hw.link_latency + hw.link_propagation).ps());
-  // The flow frees the engine at the same time (equal packets: its bytes
-  // pass at the link's rate too) and lands one serialisation later: a flow's
-  // last packet is store-and-forwarded once its bytes have passed
-  // (docs/models.md, "Formulas").
+  // The flow frees the engine one packet later, when the bytes left fit in
+  // the staging queues (the packet on the wire counted among them), and
+  // lands one serialisation later: a flow's last packet is
+  // store-and-forwarded once its bytes have passed (docs/models.md,
+  // "Formulas").
   ReplayOptions flows;
   flows.fluid_packet_max = 0;
   const ReplayResult f = MustReplayFluid(p, hw, TopologyKind::kRing, flows);
-  EXPECT_EQ(f.instrs[0].end, r.instrs[0].end);
+  EXPECT_EQ(f.instrs[0].end.ps(), r.instrs[0].end.ps() + ser);
   EXPECT_EQ(f.instrs[0].landed.ps(), r.instrs[0].landed.ps() + ser);
+}
+
+// The staging queues are per link and lane group: an engine whose packets
+// wait behind a congested link still hands a packet for another link over
+// at once. On a ring of 3 with one lane group and slow links, engines 1-7
+// of chip 0 fill link 0 -> 1 with 16-packet transfers; engine 0 then sends
+// A (one packet) to chip 1, behind them, and B (one packet) to chip 2 over
+// the idle link 0 -> 2. B is handed over as soon as it is read (the engine
+// reads in no time), lands and completes long before A starts; its data
+// phase ends at its start. Every instruction's times stay in order, with
+// the critical path summed as the replay runs and in a lean replay too.
+TEST(FluidEngineTest, AnEngineStagesPerLinkAndLaneGroup) {
+  HwConfig hw = DefaultTps186();
+  hw.cdma_bytes_per_s = 0;
+  hw.lane_groups = 1;
+  hw.link_bytes_per_s = 2'000'000'000;
+  const uint64_t full = hw.packet_payload_bytes;
+  std::vector<Instr> s;
+  for (uint32_t e = 1; e < hw.cdma_engines; ++e) {
+    s.push_back(Xfer(4 * e, 1, 16 * full));
+  }
+  const size_t a = s.size();
+  s.push_back(Xfer(0, 1, full));
+  s.push_back(Xfer(0, 2, full));
+  const Program p = Chips({s, {}, {}});
+  const ReplayResult r = MustReplayFluid(p, hw, TopologyKind::kRing);
+  const InstrTiming& b = r.instrs[a + 1];
+  EXPECT_EQ(b.end, b.start);
+  EXPECT_LT(b.complete, r.instrs[a].landed);
+  for (size_t i = 0; i < s.size(); ++i) {
+    EXPECT_LE(r.instrs[i].start, r.instrs[i].end) << i;
+    EXPECT_LE(r.instrs[i].end, r.instrs[i].landed) << i;
+    EXPECT_LE(r.instrs[i].landed, r.instrs[i].complete) << i;
+  }
+  for (const bool records : {true, false}) {
+    ReplayOptions opt;
+    opt.sum_critical_path = true;
+    opt.keep_records = records;
+    const ReplayResult summed =
+        MustReplayFluid(p, hw, TopologyKind::kRing, opt);
+    EXPECT_EQ(summed.makespan, r.makespan) << records;
+  }
 }
 
 // Four flows, two bottlenecks, engines capped at 300 GB/s, on a one-way ring
