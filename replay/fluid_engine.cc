@@ -277,7 +277,8 @@ class FluidSim : public StreamCore {
   // so far is through (first come, first served).
   std::vector<TimePs> link_free_;
   // The port's staging queues, one per (link out of a chip, engine of the
-  // chip, lane group): stage_base_[l] + engine in chip x lane_groups + lg
+  // chip, lane group; with round-robin interleaving lane group 0 only):
+  // stage_base_[l] + engine in chip x lane_groups + lg
   // (kNone for links out of a switch). Per queue, 1 + cdma.staging_packets
   // words in staging_queues_: how many packets its engine has staged in it,
   // then when the last cdma.staging_packets of them started on the link (a
@@ -594,9 +595,14 @@ void FluidSim::OnPacketHop(uint32_t id, uint32_t k, uint32_t h, TimePs now) {
   int64_t* queue = nullptr;  // [0]: packets staged; [1 + i]: a ring
   const uint32_t depth = hw_.cdma_staging_packets;
   if (h == 0 && t.engine != kNone) {
+    // With round-robin interleaving the port keeps one queue per engine
+    // (the lane group is picked as the packet is sent).
+    const uint32_t staged_lg =
+        hw_.interleave == InterleaveKind::kRoundRobin ? 0 : lg;
     const size_t q =
         stage_base_[l] +
-        static_cast<size_t>(t.engine % hw_.cdma_engines) * hw_.lane_groups + lg;
+        static_cast<size_t>(t.engine % hw_.cdma_engines) * hw_.lane_groups +
+        staged_lg;
     queue = &staging_queues_[q * (1 + depth)];
     // The queue holds `depth` of the engine's packets: the engine keeps this
     // one until the oldest of them starts.

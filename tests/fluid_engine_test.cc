@@ -174,6 +174,26 @@ TEST(FluidEngineTest, PacketsShareALaneGroupFirstComeFirstServed) {
   EXPECT_EQ(f.instrs[0].landed, f.instrs[2].landed);
 }
 
+// With round-robin interleaving a packet takes the lane group of each link
+// that is free first (the lowest of those free together): the two packets
+// to one address that wait for each other above (a lane group by address)
+// cross side by side here, and land together.
+TEST(FluidEngineTest, RoundRobinInterleavingTakesTheLaneGroupFreeFirst) {
+  HwConfig hw = DefaultTps186();
+  hw.interleave = InterleaveKind::kRoundRobin;
+  const uint64_t bytes = hw.packet_payload_bytes;
+  const Program p = Chips({{Xfer(0, 1, bytes), Xfer(4, 1, bytes)}, {}});
+  const ReplayResult r = MustReplayFluid(p, hw, TopologyKind::kRing);
+  const int64_t landed = hw.cdma_startup.ps() +
+                         Ps(bytes, static_cast<double>(hw.cdma_bytes_per_s)) +
+                         Ps((bytes + hw.packet_header_bytes) * hw.lane_groups,
+                            static_cast<double>(hw.link_bytes_per_s)) +
+                         (hw.link_latency + hw.link_propagation).ps();
+  EXPECT_EQ(r.instrs[0].landed.ps(), landed);
+  EXPECT_EQ(r.instrs[1].landed.ps(), landed);
+  EXPECT_EQ(r.links[0].queued.ps(), 0);
+}
+
 // A train of packets (fluid_packet_max 4) from chip 0 to chip 2 through
 // chip 1 (one-way ring of 3): the engine reads its packets one after
 // another and each goes on as soon as it is read, store-and-forward at
