@@ -18,6 +18,7 @@
 #include "hw/topology.h"
 #include "import/msccl_import.h"
 #include "replay/engine.h"
+#include "replay/fluid_engine.h"
 #include "trace/decode.h"
 
 namespace ccreplay {
@@ -129,11 +130,16 @@ absl::StatusOr<PointResult> RunPoint(const HwConfig& base_hw,
   // No timing records where a lean replay holds less: the breakdown is
   // then summed as it runs.
   options.keep_records = !PreferLeanReplay(*program);
-  auto result = Replay(*program, hw, *topology, options);
+  options.fluid_packet_max = p.fluid_packets;
+  auto result = p.fluid ? ReplayFluid(*program, hw, *topology, options)
+                        : Replay(*program, hw, *topology, options);
   if (!result.ok()) return Where(where, result.status());
-  auto breakdown = CriticalPathBreakdown(*program, *result, hw, *topology);
-  if (!breakdown.ok()) return Where(where, breakdown.status());
   PointResult r;
+  if (!p.fluid) {  // the fluid engine has no breakdown
+    auto breakdown = CriticalPathBreakdown(*program, *result, hw, *topology);
+    if (!breakdown.ok()) return Where(where, breakdown.status());
+    r.breakdown = *breakdown;
+  }
   r.group = p.group_size == 0 ? p.n : p.group_size;
   const std::vector<TimePs> groups = GroupTimes(result->chip_finish, r.group);
   TimePs fastest = groups.empty() ? TimePs() : groups[0];
@@ -152,7 +158,6 @@ absl::StatusOr<PointResult> RunPoint(const HwConfig& base_hw,
   r.algbw_gbps = AlgBwGBps(p.bytes, r.replay_us);
   r.busbw_gbps = BusBwGBps(p.op, r.group, p.bytes, r.replay_us);
   r.events = result->events;
-  r.breakdown = *breakdown;
   return r;
 }
 

@@ -19,6 +19,7 @@
 #include "hw/config.h"
 #include "proto/trace.pb.h"
 #include "replay/breakdown.h"
+#include "replay/engine.h"
 
 namespace ccreplay {
 
@@ -31,6 +32,11 @@ struct PointSpec {
   uint32_t cdma = 0;
   std::string algorithm;      // a lowering's name or msccl:PATH.xml
   std::string topology_text;  // as given on the command line
+  // Replayed by the fluid engine (replay/fluid_engine.h), with
+  // ReplayOptions::fluid_packet_max = fluid_packets, instead of packets;
+  // its result has no breakdown.
+  bool fluid = false;
+  uint32_t fluid_packets = ReplayOptions{}.fluid_packet_max;
 };
 
 struct PointResult {

@@ -153,6 +153,12 @@ std::string SweepText(const SweepReport& r) {
       "# ccreplay sweep on ", r.hw,
       ": instruction-level replay beside Math, nccl-tests columns (one "
       "replay per size)\n");
+  if (r.fluid_packets != kNone) {
+    absl::StrAppend(
+        &out, "# fluid engine (flows; packets for transfers of at most ",
+        r.fluid_packets, r.fluid_packets == 1 ? " packet" : " packets",
+        "): no critical-path breakdown\n");
+  }
   for (size_t i = 0; i < r.points.size(); ++i) {
     const SweepPoint& p = r.points[i];
     if (i == 0 || !SameBlock(r.points[i - 1], p)) {
@@ -212,11 +218,16 @@ Json SweepJson(const SweepReport& r) {
   }
   const double avg =
       r.points.empty() ? 0.0 : sum / static_cast<double>(r.points.size());
-  return {{"tool", "ccreplay sweep"},
-          {"hw", r.hw},
-          {"config", config},
-          {"results", results},
-          {"average_bus_bandwidth", {{"bandwidth", avg}}}};
+  Json j = {{"tool", "ccreplay sweep"},
+            {"hw", r.hw},
+            {"config", config},
+            {"results", results},
+            {"average_bus_bandwidth", {{"bandwidth", avg}}}};
+  if (r.fluid_packets != kNone) {
+    j["engine"] = "fluid";
+    j["fluid_packets"] = r.fluid_packets;
+  }
+  return j;
 }
 
 absl::StatusOr<SweepReport> SweepFromJson(const Json& j) {
@@ -236,6 +247,10 @@ absl::StatusOr<SweepReport> SweepFromJson(const Json& j) {
     s = Get(config, "step_bytes", &r.step_bytes);
   }
   if (!s.ok()) return s;
+  if (j.contains("fluid_packets")) {
+    s = Get(j, "fluid_packets", &r.fluid_packets);
+    if (!s.ok()) return s;
+  }
   if (!results.is_array()) {
     return absl::InvalidArgumentError("sweep JSON: 'results' is not an array");
   }

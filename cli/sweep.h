@@ -23,6 +23,9 @@ struct SweepPoint {
 
 struct SweepReport {
   std::string hw;
+  // Replayed by the fluid engine with ReplayOptions::fluid_packet_max this
+  // (kNone: the packet engine).
+  uint32_t fluid_packets = kNone;
   std::string datatype = "float";
   uint64_t min_bytes = 0;
   uint64_t max_bytes = 0;

@@ -226,6 +226,65 @@ TEST_F(SweepTest, JsonIsKeyedAsNcclTests) {
   EXPECT_THAT(rows[2], ::testing::EndsWith("        -            -"));
 }
 
+// --engine fluid: every point on the fluid engine, each time the one
+// `replay --engine fluid` gives for the same lowered trace; threads write
+// the serial run's bytes; the JSON names the engine and is read back.
+TEST_F(SweepTest, FluidEngineSweepsAsReplayDoes) {
+  const std::string grid =
+      "sweep --op alltoall -b 64K -e 256K -f 4 --n 8 --engine fluid "
+      "--fluid-packets 4 ";
+  const Result one =
+      ccreplay_test::RunCcreplay(grid + "-j 1 --json " + Path("f1.json"));
+  ASSERT_EQ(one.exit_code, 0) << one.out;
+  const Result two =
+      ccreplay_test::RunCcreplay(grid + "-j 2 --json " + Path("f2.json"));
+  ASSERT_EQ(two.exit_code, 0) << two.out;
+  EXPECT_EQ(two.out, one.out);
+  EXPECT_EQ(Slurp(Path("f2.json")), Slurp(Path("f1.json")));
+  EXPECT_THAT(one.out, HasSubstr("fluid engine (flows; packets for transfers "
+                                 "of at most 4 packets)"));
+  const Json j = Json::parse(Slurp(Path("f1.json")));
+  EXPECT_EQ(j["engine"], "fluid");
+  EXPECT_EQ(j["fluid_packets"], 4);
+  ASSERT_EQ(j["results"].size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const std::string bytes = i == 0 ? "64K" : "256K";
+    const std::string trace = Path("a" + bytes + ".pb");
+    ASSERT_EQ(ccreplay_test::RunCcreplay("lower --op alltoall --n 8 --bytes " +
+                                         bytes + " -o " + trace)
+                  .exit_code,
+              0);
+    const Result replay = ccreplay_test::RunCcreplay(
+        "replay " + trace + " --engine fluid --fluid-packets 4 --json " +
+        Path("r.json"));
+    ASSERT_EQ(replay.exit_code, 0) << replay.out;
+    const Json r = Json::parse(Slurp(Path("r.json")));
+    EXPECT_DOUBLE_EQ(j["results"][i]["out_of_place"]["time"].get<double>(),
+                     r["total_us"].get<double>())
+        << bytes;
+  }
+  auto back = SweepFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->fluid_packets, 4u);
+  // The packet engine's sweep says nothing of an engine.
+  const Result packets = ccreplay_test::RunCcreplay(
+      "sweep --op alltoall -b 64K -e 64K --n 8 --json " + Path("p.json"));
+  ASSERT_EQ(packets.exit_code, 0) << packets.out;
+  EXPECT_FALSE(Json::parse(Slurp(Path("p.json"))).contains("engine"));
+  EXPECT_THAT(packets.out, Not(HasSubstr("fluid")));
+  // --fluid-packets without the fluid engine, or out of range: usage errors.
+  EXPECT_EQ(
+      ccreplay_test::RunCcreplay("sweep --n 8 --fluid-packets 2").exit_code, 2);
+  EXPECT_EQ(ccreplay_test::RunCcreplay(
+                "sweep --n 8 --engine packet --fluid-packets 2")
+                .exit_code,
+            2);
+  EXPECT_EQ(ccreplay_test::RunCcreplay(
+                "sweep --n 8 --engine fluid --fluid-packets 70000")
+                .exit_code,
+            2);
+}
+
 TEST_F(SweepTest, SeveralOpsRunTheAlgorithmsTheyHave) {
   const Result r = ccreplay_test::RunCcreplay(
       "sweep --op allreduce,alltoall --algo ring,pairwise -b 8K -e 8K --n 4");
