@@ -65,13 +65,7 @@ void PrintSummary(const ReplayArgs& a, const v1::Trace& trace,
   const ReplayResult& r = run.result;
   out << "trace " << a.trace << " on " << hw.name << ", topology "
       << TopologySpecString(run.topology->kind(), run.topology->params())
-      << (a.engine != "fluid" ? ""
-          : a.FluidPackets() == 0
-              ? ", fluid engine (flows, no packets)"
-              : absl::StrCat(", fluid engine (flows; packets for "
-                             "transfers of at most ",
-                             a.FluidPackets(),
-                             a.FluidPackets() == 1 ? " packet)" : " packets)"))
+      << (a.engine == "fluid" ? ", " + FluidEngineName(a.FluidPackets()) : "")
       << "\n"
       << "total " << PsToUsString(r.makespan) << " us (all streams done)"
       << ", drained " << PsToUsString(r.drained) << " us, " << r.events

@@ -238,16 +238,15 @@ void AddSweepFlags(CLI::App* cmd, SweepArgs& a) {
   AddUnsignedOption(cmd, "--cdma", a.cdma,
                     "CDMA engines to stripe over (0 = all)")
       ->capture_default_str();
-  CLI::Option* engine =
-      cmd->add_option("--engine", a.engine,
-                      "packet (default: packet-level) or fluid (flows; "
-                      "docs/models.md, \"Fluid engine\"): no breakdown")
-          ->check(CLI::IsMember({"packet", "fluid"}));
+  cmd->add_option("--engine", a.engine,
+                  "packet (default: packet-level) or fluid (flows; "
+                  "docs/models.md, \"Fluid engine\"): no breakdown")
+      ->check(CLI::IsMember({"packet", "fluid"}));
+  // Only with --engine fluid (the command's callback).
   cmd->add_option("--fluid-packets", a.fluid_packets,
                   "with --engine fluid: transfers of at most this many "
                   "packets cross as packets (default 16; 0: none)")
-      ->check(CLI::Range(0u, 65535u))
-      ->needs(engine);  // and it must be fluid (the callback)
+      ->check(CLI::Range(0u, 65535u));
   AddJobsOption(cmd, a.jobs, "points");
   a.budget.Add(cmd);
   cmd->add_flag("-q,--quiet", a.quiet, "no progress bar on standard error");

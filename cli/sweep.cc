@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "collectives/collective.h"
+#include "replay/fluid_engine.h"
 
 namespace ccreplay {
 namespace {
@@ -154,10 +155,8 @@ std::string SweepText(const SweepReport& r) {
       ": instruction-level replay beside Math, nccl-tests columns (one "
       "replay per size)\n");
   if (r.fluid_packets != kNone) {
-    absl::StrAppend(
-        &out, "# fluid engine (flows; packets for transfers of at most ",
-        r.fluid_packets, r.fluid_packets == 1 ? " packet" : " packets",
-        "): no critical-path breakdown\n");
+    absl::StrAppend(&out, "# ", FluidEngineName(r.fluid_packets),
+                    ": no critical-path breakdown\n");
   }
   for (size_t i = 0; i < r.points.size(); ++i) {
     const SweepPoint& p = r.points[i];

@@ -187,6 +187,13 @@ class FluidSim : public StreamCore {
   // its serialisation and the crossing (link latency + propagation; from a
   // switch: forwarding + the switch port's latency + propagation).
   TimePs PathTime(const std::vector<uint32_t>& links, uint64_t wire) const;
+  // A crossing of link `l` after its serialisation: the link's flight
+  // (LinkFlight), and from a switch its store-and-forward too.
+  TimePs Crossing(uint32_t l) const {
+    return LinkFlight(hw_, topo_, l) + (topo_.IsSwitch(topo_.links()[l].src)
+                                            ? hw_.switch_forwarding
+                                            : TimePs::Zero());
+  }
   TimePs MessageTime(uint32_t src, uint32_t dst, uint32_t qp) const {
     return PathTime(Route(src, dst, qp),
                     hw_.message_payload_bytes + hw_.packet_header_bytes);
@@ -323,19 +330,20 @@ void FluidSim::SendControl(PacketKind kind, uint32_t g, TimePs now) {
   const Instr& in = InstrAt(g);
   const uint32_t chip = ChipOf(g);
   const bool back = kind == PacketKind::kAck;
-  const std::vector<uint32_t>& links =
-      back ? Route(in.peer, chip, in.qp_id) : Route(chip, in.peer, in.qp_id);
-  if (opt_.fluid_packet_max != 0 && kind != PacketKind::kData &&
-      links.size() <= kMaxTrainHops) {
-    // One packet, queued with the trains on every link.
-    const uint32_t lands = kind == PacketKind::kAck   ? kAcked
-                           : kind == PacketKind::kMsg ? kMsgArrived
-                                                      : kCtsArrived;
-    const uint32_t id =
-        NewTrain(kNone, g, lands, hw_.message_payload_bytes, 1,
-                 back ? chip : in.peer, ControlAddr(kind, g), links);
-    q_.Push(now, kPacketHop, id, 0);
-    return;
+  if (opt_.fluid_packet_max != 0 && kind != PacketKind::kData) {
+    const std::vector<uint32_t>& links =
+        back ? Route(in.peer, chip, in.qp_id) : Route(chip, in.peer, in.qp_id);
+    if (links.size() <= kMaxTrainHops) {
+      // One packet, queued with the trains on every link.
+      const uint32_t lands = back                       ? kAcked
+                             : kind == PacketKind::kMsg ? kMsgArrived
+                                                        : kCtsArrived;
+      const uint32_t id =
+          NewTrain(kNone, g, lands, hw_.message_payload_bytes, 1,
+                   back ? chip : in.peer, ControlAddr(kind, g), links);
+      q_.Push(now, kPacketHop, id, 0);
+      return;
+    }
   }
   switch (kind) {
     case PacketKind::kCts:
@@ -356,13 +364,7 @@ TimePs FluidSim::PathTime(const std::vector<uint32_t>& links,
                           uint64_t wire) const {
   TimePs t = TimePs::Zero();
   for (uint32_t l : links) {
-    t = t + SerializationTime(wire, hw_.link_bytes_per_s);
-    if (topo_.IsSwitch(topo_.links()[l].src)) {
-      t = t + hw_.switch_forwarding + hw_.switch_port_latency +
-          hw_.switch_port_propagation;
-    } else {
-      t = t + hw_.link_latency + hw_.link_propagation;
-    }
+    t = t + SerializationTime(wire, hw_.link_bytes_per_s) + Crossing(l);
   }
   return t;
 }
@@ -621,31 +623,22 @@ void FluidSim::OnPacketHop(uint32_t id, uint32_t k, uint32_t h, TimePs now) {
   s.packets += 1;
   s.wire_bytes += wire;
   s.payload_bytes += payload;
-  // Summed over lane groups, as the packet engine counts it.
-  s.busy =
-      s.busy + SerializationTime(wire * hw_.lane_groups, hw_.link_bytes_per_s);
+  s.busy = s.busy + (through - start);  // one lane group's, as the packet
+                                        // engine sums them
   s.queued = s.queued + (start - now);
   s.first_start = std::min(s.first_start, start);
   s.last_end = Max(s.last_end, through);
   ++stats_.packet_hops;
-  const TimePs crossing = topo_.IsSwitch(topo_.links()[l].src)
-                              ? hw_.switch_forwarding +
-                                    hw_.switch_port_latency +
-                                    hw_.switch_port_propagation
-                              : hw_.link_latency + hw_.link_propagation;
+  const TimePs arrives = through + Crossing(l);
   const bool last_packet = k + 1 == t.packets;
   if (h + 1 < t.hops) {
-    q_.Push(through + crossing, kPacketHop, id, k << 16 | (h + 1));
+    q_.Push(arrives, kPacketHop, id, k << 16 | (h + 1));
   } else {
     // The train lands with its latest packet (one may overtake another on
     // another lane group).
-    TimePs landed = through + crossing;
-    if (t.packets > 1) {
-      landed = t.landed = Max(t.landed, landed);
-      --t.left;
-    }
-    if (t.packets == 1 || t.left == 0) {
-      q_.Push(landed, t.lands, t.op);
+    t.landed = Max(t.landed, arrives);
+    if (--t.left == 0) {
+      q_.Push(t.landed, t.lands, t.op);
       if (t.hops > kInlineHops) long_paths_.erase(id);
       free_trains_.push_back(id);
     }
@@ -664,6 +657,13 @@ void FluidSim::OnPacketHop(uint32_t id, uint32_t k, uint32_t h, TimePs now) {
 }
 
 }  // namespace
+
+std::string FluidEngineName(uint32_t fluid_packet_max) {
+  if (fluid_packet_max == 0) return "fluid engine (flows, no packets)";
+  return absl::StrCat("fluid engine (flows; packets for transfers of at most ",
+                      fluid_packet_max,
+                      fluid_packet_max == 1 ? " packet)" : " packets)");
+}
 
 absl::StatusOr<ReplayResult> ReplayFluidWithStats(const Program& program,
                                                   const HwConfig& hw,

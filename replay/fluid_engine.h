@@ -61,6 +61,11 @@ struct FluidStats {
 // (`ccreplay replay --engine fluid` reports none): a lean replay
 // (`keep_records` false) sums the critical path only when
 // `sum_critical_path` asks for it.
+// How reports name the engine run with ReplayOptions::fluid_packet_max =
+// `fluid_packet_max`: "fluid engine (flows, no packets)" for 0, else "fluid
+// engine (flows; packets for transfers of at most N packets)".
+std::string FluidEngineName(uint32_t fluid_packet_max);
+
 absl::StatusOr<ReplayResult> ReplayFluid(const Program& program,
                                          const HwConfig& hw,
                                          const Topology& topology,
