@@ -15,6 +15,7 @@
 #include "cli/run.h"
 #include "cli/spread.h"
 #include "collectives/collective.h"
+#include "replay/fluid_engine.h"
 
 namespace ccreplay {
 namespace {
@@ -31,6 +32,7 @@ struct CompareArgs {
   bool quiet = false;
   unsigned jobs = 0;
   BudgetFlags budget;
+  EngineFlags engine;
 };
 
 std::vector<std::string> List(const std::string& s) {
@@ -38,20 +40,26 @@ std::vector<std::string> List(const std::string& s) {
 }
 
 // The JSON: what was compared (op, N, bytes, hardware) and each row with
-// its critical path by mechanism (us).
+// its critical path by mechanism (us); with the fluid engine, which has no
+// breakdown, the engine and its packet limit instead.
 std::string CompareJson(const CompareArgs& a, const HwConfig& hw,
                         const Table& t,
                         const std::vector<PointResult>& points) {
   Json rows = t.ToJsonValue();
-  for (size_t i = 0; i < points.size(); ++i) {
+  for (size_t i = 0; i < points.size() && !a.engine.fluid(); ++i) {
     rows[i]["breakdown"] = BreakdownJson(points[i].breakdown);
   }
-  return JsonText({{"op", a.op},
-                   {"n", a.n},
-                   {"group_size", a.group_size == 0 ? a.n : a.group_size},
-                   {"bytes", points.empty() ? 0 : points[0].bytes},
-                   {"hw", hw.name},
-                   {"rows", rows}});
+  Json j = {{"op", a.op},
+            {"n", a.n},
+            {"group_size", a.group_size == 0 ? a.n : a.group_size},
+            {"bytes", points.empty() ? 0 : points[0].bytes},
+            {"hw", hw.name},
+            {"rows", rows}};
+  if (a.engine.fluid()) {
+    j["engine"] = "fluid";
+    j["fluid_packets"] = a.engine.FluidPackets();
+  }
+  return JsonText(j);
 }
 
 absl::StatusOr<Table> Compare(const HwConfig& base_hw, const CompareArgs& a,
@@ -86,6 +94,8 @@ absl::StatusOr<Table> Compare(const HwConfig& base_hw, const CompareArgs& a,
   p.bytes = *bytes;
   p.chunk = *chunk;
   p.cdma = a.cdma;
+  p.fluid = a.engine.fluid();
+  p.fluid_packets = a.engine.FluidPackets();
   std::vector<PointSpec> cells;  // topology-major, as the table lists them
   for (const std::string& topo_text : topos) {
     p.topology_text = topo_text;
@@ -125,6 +135,9 @@ int RunCompare(const CommonFlags& c, const CompareArgs& a) {
     return Fail(s);
   }
   std::cout << "# " << a.op << ", " << a.bytes << " bytes on " << hw->name
+            << (a.engine.fluid()
+                    ? ", " + FluidEngineName(a.engine.FluidPackets())
+                    : "")
             << "\n"
             << table->ToText();
   return kExitOk;
@@ -174,11 +187,16 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
                 "no progress bar on standard error (shown only on a terminal)");
   AddJobsOption(cmd, a.jobs, "cells");
   a.budget.Add(cmd);
+  a.engine.Add(cmd);
   cmd->add_option("--chunk", a.chunk,
                   "pipelining piece size (0 = whole blocks)")
       ->capture_default_str();
   cmd->callback([args, exit_code, n] {
     NoteDefaultChips(n, "compare");
+    if (auto s = args->compare.engine.Check(); !s.ok()) {
+      *exit_code = FailUsage(s);
+      return;
+    }
     *exit_code = RunCompare(args->common, args->compare);
   });
 }

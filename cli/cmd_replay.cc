@@ -31,13 +31,7 @@ struct ReplayArgs {
   std::string timeline_window;  // "" = the whole run
   bool links = false;
   bool no_coalesce = false;       // the per-packet reference path
-  std::string engine = "packet";  // or "fluid" (replay/fluid_engine.h)
-  // ReplayOptions::fluid_packet_max; kNone: not given (the default).
-  uint32_t fluid_packets = kNone;
-  uint32_t FluidPackets() const {
-    return fluid_packets == kNone ? ReplayOptions{}.fluid_packet_max
-                                  : fluid_packets;
-  }
+  EngineFlags engine;
   MscclFlags msccl;               // when the input is MSCCL-IR XML
 };
 
@@ -65,7 +59,8 @@ void PrintSummary(const ReplayArgs& a, const v1::Trace& trace,
   const ReplayResult& r = run.result;
   out << "trace " << a.trace << " on " << hw.name << ", topology "
       << TopologySpecString(run.topology->kind(), run.topology->params())
-      << (a.engine == "fluid" ? ", " + FluidEngineName(a.FluidPackets()) : "")
+      << (a.engine.fluid() ? ", " + FluidEngineName(a.engine.FluidPackets())
+                           : "")
       << "\n"
       << "total " << PsToUsString(r.makespan) << " us (all streams done)"
       << ", drained " << PsToUsString(r.drained) << " us, " << r.events
@@ -136,7 +131,7 @@ std::string ReplayJson(const ReplayArgs& a, const HwConfig& hw,
             {"links", links.ToJsonValue()},
             {"critical_path", path.ToJsonValue()}};
   // Named only when not the default, so packet outputs stay as they were.
-  if (a.engine != "packet") j["engine"] = a.engine;
+  if (a.engine.fluid()) j["engine"] = a.engine.engine;
   return JsonText(j);
 }
 
@@ -190,11 +185,6 @@ absl::StatusOr<DecodedTrace> ReadReplayInput(
   return DecodeTrace(*imported, hw.Target());
 }
 
-int FailUsage(const absl::Status& s) {
-  std::cerr << "ccreplay: " << s.message() << "\n";
-  return kExitUsage;
-}
-
 // The timeline's bytes in the format its extension names.
 std::string TimelineBytes(const ReplayArgs& a, const RunOutcome& run,
                           TimelineRecorder* net, TimelineFilter filter) {
@@ -229,10 +219,7 @@ absl::StatusOr<Table> PathTable(const RunOutcome& run, const HwConfig& hw,
 }
 
 int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
-  if (a.fluid_packets != kNone && a.engine != "fluid") {
-    return FailUsage(absl::InvalidArgumentError(
-        "--fluid-packets applies to --engine fluid only"));
-  }
+  if (auto s = a.engine.Check(); !s.ok()) return FailUsage(s);
   if (auto s = CheckOutputs(ReplayInputs(c, a), ReplayOutputs(c, a)); !s.ok()) {
     return Fail(s);
   }
@@ -262,12 +249,12 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   }
   opt.coalesce = !a.no_coalesce;
   opt.keep_records = KeepRecords(a, *input);
-  opt.fluid_packet_max = a.FluidPackets();
+  opt.fluid_packet_max = a.engine.FluidPackets();
   std::optional<TimelineRecorder> recorder;
   if (!a.timeline.empty()) {
     opt.net_recorder = &recorder.emplace(*filter, *hw);
   }
-  const bool fluid = a.engine == "fluid";
+  const bool fluid = a.engine.fluid();
   auto run = ReplayDecoded(*input, *hw, topo, opt, *budget,
                            fluid ? &ReplayFluid : &Replay);
   bar.Finish();
@@ -354,17 +341,7 @@ void AddReplayCommand(CLI::App& app, int* exit_code) {
       ->check(ParsedBy(&ParseTimeWindow, "FROM:TO"));
   cmd->add_flag("--links", args->replay.links,
                 "print every link's use and queueing");
-  cmd->add_option("--engine", args->replay.engine,
-                  "packet (default: packet-level) or fluid (flows sharing "
-                  "links max-min fairly; docs/models.md, \"Fluid engine\")")
-      ->check(CLI::IsMember({"packet", "fluid"}));
-  cmd->add_option("--fluid-packets", args->replay.fluid_packets,
-                  "fluid engine: transfers of at most this many packets "
-                  "cross as packets, first come first served per link, and "
-                  "so do messages and acknowledgements; 0 = every transfer "
-                  "a flow (default 16; docs/models.md, \"Packets in the "
-                  "fluid engine\")")
-      ->check(CLI::Range(0u, 65535u));
+  args->replay.engine.Add(cmd);
   cmd->add_flag("--no-coalesce", args->replay.no_coalesce,
                 "packet engine: simulate every packet event (the reference "
                 "path; coalescing gives byte-identical results, "

@@ -43,8 +43,7 @@ struct SweepArgs {
   std::vector<std::string> topologies = {"ring"};
   std::vector<uint32_t> ns = {kDefaultChips};
   uint32_t cdma = 0;
-  std::string engine = "packet";  // or "fluid" (replay/fluid_engine.h)
-  uint32_t fluid_packets = ReplayOptions{}.fluid_packet_max;
+  EngineFlags engine;
   unsigned jobs = 0;
   BudgetFlags budget;
   bool quiet = false;
@@ -93,8 +92,8 @@ absl::StatusOr<std::vector<SweepPoint>> Points(
             p.spec.cdma = a.cdma;
             p.spec.algorithm = algo;
             p.spec.topology_text = topo;
-            p.spec.fluid = a.engine == "fluid";
-            p.spec.fluid_packets = a.fluid_packets;
+            p.spec.fluid = a.engine.fluid();
+            p.spec.fluid_packets = a.engine.FluidPackets();
             p.count = count;
             points.push_back(std::move(p));
           }
@@ -178,7 +177,7 @@ int RunSweep(const CommonFlags& c, const SweepArgs& a) {
   if (!ReportsResults()) return kExitOk;  // rank 0 writes (cli/spread.h)
   SweepReport report;
   report.hw = hw->name;
-  if (a.engine == "fluid") report.fluid_packets = a.fluid_packets;
+  if (a.engine.fluid()) report.fluid_packets = a.engine.FluidPackets();
   report.datatype = a.datatype;
   report.min_bytes = sizes->front();
   report.max_bytes = sizes->back();
@@ -238,15 +237,7 @@ void AddSweepFlags(CLI::App* cmd, SweepArgs& a) {
   AddUnsignedOption(cmd, "--cdma", a.cdma,
                     "CDMA engines to stripe over (0 = all)")
       ->capture_default_str();
-  cmd->add_option("--engine", a.engine,
-                  "packet (default: packet-level) or fluid (flows; "
-                  "docs/models.md, \"Fluid engine\"): no breakdown")
-      ->check(CLI::IsMember({"packet", "fluid"}));
-  // Only with --engine fluid (the command's callback).
-  cmd->add_option("--fluid-packets", a.fluid_packets,
-                  "with --engine fluid: transfers of at most this many "
-                  "packets cross as packets (default 16; 0: none)")
-      ->check(CLI::Range(0u, 65535u));
+  a.engine.Add(cmd);
   AddJobsOption(cmd, a.jobs, "points");
   a.budget.Add(cmd);
   cmd->add_flag("-q,--quiet", a.quiet, "no progress bar on standard error");
@@ -272,10 +263,8 @@ void AddSweepCommand(CLI::App& app, int* exit_code) {
   AddSweepFlags(cmd, args->sweep);
   cmd->callback([args, exit_code, cmd] {
     NoteDefaultChips(cmd->get_option("--n"), "sweep");
-    if (cmd->get_option("--fluid-packets")->count() > 0 &&
-        args->sweep.engine != "fluid") {
-      std::cerr << "ccreplay: --fluid-packets applies to --engine fluid only\n";
-      *exit_code = kExitUsage;
+    if (auto s = args->sweep.engine.Check(); !s.ok()) {
+      *exit_code = FailUsage(s);
       return;
     }
     args->sweep.datatype = absl::AsciiStrToLower(args->sweep.datatype);

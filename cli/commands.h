@@ -96,6 +96,27 @@ struct BudgetFlags {
   absl::StatusOr<ResourceBudget> Budget() const;
 };
 
+// --engine and --fluid-packets, on every command that replays a collective
+// (replay, sweep, compare): the packet engine (replay/engine.h) or the fluid
+// engine (replay/fluid_engine.h; docs/models.md, "Fluid engine"), which has
+// no critical-path breakdown.
+struct EngineFlags {
+  static constexpr uint32_t kNotGiven = std::numeric_limits<uint32_t>::max();
+  std::string engine = "packet";
+  uint32_t fluid_packets = kNotGiven;  // ReplayOptions::fluid_packet_max
+
+  void Add(CLI::App* cmd);
+  bool fluid() const { return engine == "fluid"; }
+  // --fluid-packets, or the engine's default.
+  uint32_t FluidPackets() const;
+  // --fluid-packets without --engine fluid: an error naming it (a usage
+  // error, exit 2, for the caller).
+  absl::Status Check() const;
+};
+
+// Prints "ccreplay: <message>" to stderr; returns kExitUsage.
+int FailUsage(const absl::Status& s);
+
 // -j/--jobs: independent replays run at once (0 = one per hardware
 // thread); the output is the serial run's, byte for byte.
 CLI::Option* AddJobsOption(CLI::App* cmd, unsigned& jobs,

@@ -111,6 +111,39 @@ absl::StatusOr<ResourceBudget> BudgetFlags::Budget() const {
   return b;
 }
 
+void EngineFlags::Add(CLI::App* cmd) {
+  cmd->add_option("--engine", engine,
+                  "packet (default: packet-level) or fluid (flows sharing "
+                  "links max-min fairly; docs/models.md, \"Fluid engine\"): "
+                  "no critical-path breakdown")
+      ->check(CLI::IsMember({"packet", "fluid"}));
+  cmd->add_option("--fluid-packets", fluid_packets,
+                  "fluid engine: transfers of at most this many packets "
+                  "cross as packets, first come first served per link, and "
+                  "so do messages and acknowledgements; 0 = every transfer "
+                  "a flow (default 16; docs/models.md, \"Packets in the "
+                  "fluid engine\")")
+      ->check(CLI::Range(0u, 65535u));
+}
+
+uint32_t EngineFlags::FluidPackets() const {
+  return fluid_packets == kNotGiven ? ReplayOptions{}.fluid_packet_max
+                                    : fluid_packets;
+}
+
+absl::Status EngineFlags::Check() const {
+  if (fluid_packets != kNotGiven && !fluid()) {
+    return absl::InvalidArgumentError(
+        "--fluid-packets applies to --engine fluid only");
+  }
+  return absl::OkStatus();
+}
+
+int FailUsage(const absl::Status& s) {
+  std::cerr << "ccreplay: " << s.message() << "\n";
+  return kExitUsage;
+}
+
 CLI::Option* AddJobsOption(CLI::App* cmd, unsigned& jobs,
                            const std::string& what) {
   return AddUnsignedOption(cmd, "-j,--jobs", jobs,

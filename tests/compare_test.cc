@@ -8,11 +8,16 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "tests/run_cli.h"
+#include "tests/scratch_dir.h"
 
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
+using Json = nlohmann::json;
+using ccreplay_test::Slurp;
 
 using Result = ccreplay_test::CliResult;
 Result RunCli(const std::string& args) {
@@ -76,6 +81,67 @@ TEST(CompareTest, BadAlgorithmIsAnInputError) {
   r = RunCli("compare --op allreduce --n 4 --algo nope");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.out, HasSubstr("unknown algorithm 'nope'"));
+}
+
+class CompareFluidTest : public ccreplay_test::ScratchDirTest {
+ protected:
+  CompareFluidTest() : ScratchDirTest("compare_test") {}
+};
+
+// --engine fluid: every cell on the fluid engine, each time the one
+// `replay --engine fluid` gives for the same lowered trace; threads write
+// the serial run's bytes; the header and JSON name the engine, and the rows
+// have no breakdown (the fluid engine has none).
+TEST_F(CompareFluidTest, FluidEngineCellsAsReplayDoes) {
+  const std::string cells =
+      "compare --op allreduce --n 8 --bytes 1M --algo ring,hd --topology "
+      "ring,fullmesh --engine fluid --fluid-packets 4 ";
+  const Result one = RunCli(cells + "-j 1 --json " + Path("c1.json"));
+  ASSERT_EQ(one.exit_code, 0) << one.out;
+  const Result two = RunCli(cells + "-j 2 --json " + Path("c2.json"));
+  ASSERT_EQ(two.exit_code, 0) << two.out;
+  EXPECT_EQ(two.out, one.out);
+  EXPECT_EQ(Slurp(Path("c2.json")), Slurp(Path("c1.json")));
+  EXPECT_THAT(one.out, HasSubstr("fluid engine (flows; packets for transfers "
+                                 "of at most 4 packets)"));
+  const Json j = Json::parse(Slurp(Path("c1.json")));
+  EXPECT_EQ(j["engine"], "fluid");
+  EXPECT_EQ(j["fluid_packets"], 4);
+  ASSERT_EQ(j["rows"].size(), 4u);
+  for (const Json& row : j["rows"]) {
+    EXPECT_FALSE(row.contains("breakdown")) << row;
+    const std::string algo = row["algorithm"];
+    const std::string topo = row["topology"];
+    const std::string trace = Path(algo + "-" + topo + ".pb");
+    const Result lower =
+        RunCli("lower --op allreduce --n 8 --bytes 1M --algo " + algo +
+               " --topology " + topo + " -o " + trace);
+    ASSERT_EQ(lower.exit_code, 0) << lower.out;
+    const Result replay =
+        RunCli("replay " + trace + " --engine fluid --fluid-packets 4 --json " +
+               Path("r.json"));
+    ASSERT_EQ(replay.exit_code, 0) << replay.out;
+    const Json r = Json::parse(Slurp(Path("r.json")));
+    EXPECT_DOUBLE_EQ(row["replay_us"].get<double>(),
+                     r["total_us"].get<double>())
+        << algo << " on " << topo;
+  }
+  // The packet engine's rows keep their breakdown and name no engine.
+  const Result packets = RunCli(
+      "compare --op allreduce --n 8 --bytes 1M --json " + Path("p.json"));
+  ASSERT_EQ(packets.exit_code, 0) << packets.out;
+  const Json p = Json::parse(Slurp(Path("p.json")));
+  EXPECT_FALSE(p.contains("engine"));
+  EXPECT_TRUE(p["rows"][0].contains("breakdown"));
+  EXPECT_THAT(packets.out, Not(HasSubstr("fluid")));
+  // --fluid-packets without the fluid engine, or out of range: usage errors.
+  EXPECT_EQ(RunCli("compare --n 8 --fluid-packets 2").exit_code, 2);
+  EXPECT_EQ(RunCli("compare --n 8 --engine packet --fluid-packets 2").exit_code,
+            2);
+  EXPECT_EQ(
+      RunCli("compare --n 8 --engine fluid --fluid-packets 70000").exit_code,
+      2);
+  EXPECT_EQ(RunCli("compare --n 8 --engine flow").exit_code, 2);
 }
 
 }  // namespace
