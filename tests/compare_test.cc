@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/run_cli.h"
+#include "tests/same_on_threads.h"
 #include "tests/scratch_dir.h"
 
 namespace {
@@ -93,20 +94,10 @@ class CompareFluidTest : public ccreplay_test::ScratchDirTest {
 // the serial run's bytes; the header and JSON name the engine, and the rows
 // have no breakdown (the fluid engine has none).
 TEST_F(CompareFluidTest, FluidEngineCellsAsReplayDoes) {
-  const std::string cells =
+  const Json j = ccreplay_test::RunFluidOnOneAndTwoThreads(
       "compare --op allreduce --n 8 --bytes 1M --algo ring,hd --topology "
-      "ring,fullmesh --engine fluid --fluid-packets 4 ";
-  const Result one = RunCli(cells + "-j 1 --json " + Path("c1.json"));
-  ASSERT_EQ(one.exit_code, 0) << one.out;
-  const Result two = RunCli(cells + "-j 2 --json " + Path("c2.json"));
-  ASSERT_EQ(two.exit_code, 0) << two.out;
-  EXPECT_EQ(two.out, one.out);
-  EXPECT_EQ(Slurp(Path("c2.json")), Slurp(Path("c1.json")));
-  EXPECT_THAT(one.out, HasSubstr("fluid engine (flows; packets for transfers "
-                                 "of at most 4 packets)"));
-  const Json j = Json::parse(Slurp(Path("c1.json")));
-  EXPECT_EQ(j["engine"], "fluid");
-  EXPECT_EQ(j["fluid_packets"], 4);
+      "ring,fullmesh",
+      Path("c1.json"), Path("c2.json"));
   ASSERT_EQ(j["rows"].size(), 4u);
   for (const Json& row : j["rows"]) {
     EXPECT_FALSE(row.contains("breakdown")) << row;

@@ -18,6 +18,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/run_cli.h"
+#include "tests/same_on_threads.h"
 #include "tests/scratch_dir.h"
 
 namespace ccreplay {
@@ -230,22 +231,9 @@ TEST_F(SweepTest, JsonIsKeyedAsNcclTests) {
 // `replay --engine fluid` gives for the same lowered trace; threads write
 // the serial run's bytes; the JSON names the engine and is read back.
 TEST_F(SweepTest, FluidEngineSweepsAsReplayDoes) {
-  const std::string grid =
-      "sweep --op alltoall -b 64K -e 256K -f 4 --n 8 --engine fluid "
-      "--fluid-packets 4 ";
-  const Result one =
-      ccreplay_test::RunCcreplay(grid + "-j 1 --json " + Path("f1.json"));
-  ASSERT_EQ(one.exit_code, 0) << one.out;
-  const Result two =
-      ccreplay_test::RunCcreplay(grid + "-j 2 --json " + Path("f2.json"));
-  ASSERT_EQ(two.exit_code, 0) << two.out;
-  EXPECT_EQ(two.out, one.out);
-  EXPECT_EQ(Slurp(Path("f2.json")), Slurp(Path("f1.json")));
-  EXPECT_THAT(one.out, HasSubstr("fluid engine (flows; packets for transfers "
-                                 "of at most 4 packets)"));
-  const Json j = Json::parse(Slurp(Path("f1.json")));
-  EXPECT_EQ(j["engine"], "fluid");
-  EXPECT_EQ(j["fluid_packets"], 4);
+  const Json j = ccreplay_test::RunFluidOnOneAndTwoThreads(
+      "sweep --op alltoall -b 64K -e 256K -f 4 --n 8", Path("f1.json"),
+      Path("f2.json"));
   ASSERT_EQ(j["results"].size(), 2u);
   for (size_t i = 0; i < 2; ++i) {
     const std::string bytes = i == 0 ? "64K" : "256K";
