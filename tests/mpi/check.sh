@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ctest `mpi` (MPI builds only, -DCCREPLAY_MPI=ON): `sweep` and `compare`
-# spread over 2 and 3 ranks write the serial run's bytes (table, CSV, JSON);
-# an error raised on rank 1 fails the job with the serial run's message and
+# (on either engine) spread over 2 and 3 ranks write the serial run's bytes
+# (table, CSV, JSON); an error raised on rank 1 fails the job with the
+# serial run's message and
 # no output file; any other command under mpirun is a usage error.
 # Usage: tests/mpi/check.sh CCREPLAY_BINARY MPIEXEC SCRATCH_DIR
 set -euo pipefail
@@ -39,6 +40,12 @@ cells=(compare --op allgather --n 8 --bytes 256K --algo ring,rd,hd
 "${mpirun[@]}" -np 2 "$bin" "${cells[@]}" --csv cnp2.csv --json cnp2.json \
   > cnp2.txt
 same cserial cnp2
+# The fluid engine's cells spread the same way.
+"$bin" "${cells[@]}" --engine fluid -j 1 --csv fserial.csv \
+  --json fserial.json > fserial.txt
+"${mpirun[@]}" -np 2 "$bin" "${cells[@]}" --engine fluid --csv fnp2.csv \
+  --json fnp2.json > fnp2.txt
+same fserial fnp2
 
 # More ranks than points: two ranks have nothing to run.
 one=(sweep --op allreduce -b 1K -e 1K --n 4)
