@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/table.h"
+#include "base/thread_pool.h"
 #include "cli/commands.h"
 #include "cli/run.h"
 #include "collectives/collective.h"
@@ -41,6 +43,7 @@ struct ModelsArgs {
       "allreduce:ring,allreduce:hd,allgather:ring,"
       "alltoall:pairwise";
   std::string sweep_sizes = "4K,64K,1M";
+  unsigned jobs = 0;  // sweep points evaluated at once (0: every core)
   BudgetFlags budget;
 };
 
@@ -63,7 +66,10 @@ double SignedErrorPct(double model_us, double replay_us) {
   return (model_us - replay_us) / replay_us * 100;
 }
 
-// Calibrations per (topology spec, n), computed once per run.
+// Calibrations per (topology spec, n), computed once per run (a failed one
+// fails every point that needs it, with the same error). For() may be
+// called from several threads (a sweep's points): different calibrations
+// are computed at once, and a thread that needs one being computed waits.
 class Calibrations {
  public:
   Calibrations(const HwConfig& hw, const ModelsArgs& a,
@@ -75,35 +81,50 @@ class Calibrations {
                                         const TopologyParams& params,
                                         uint32_t n) {
     if (a_.no_calibration) return nullptr;
-    if (!a_.params.empty()) {
-      if (!file_) {
-        auto cal = ReadCalibrationFile(a_.params);
-        if (!cal.ok()) return cal.status();
-        auto t = PlogpTableFromCalibration(*cal, a_.params, hw_);
-        if (!t.ok()) return t.status();
-        file_ = std::make_unique<PlogpTable>(*std::move(t));
-      }
-      return file_.get();
-    }
+    // --params: one table for every point, read once.
     const std::string key =
-        absl::StrCat(TopologySpecString(kind, params), "/", n);
-    auto it = cache_.find(key);
-    if (it != cache_.end()) return &it->second;
-    CalibrationSetup setup{kind, params, n, DefaultCalibrationSizes(),
-                           4,    budget_};
-    auto cal = CalibrateOnReplay(hw_, setup);
-    if (!cal.ok()) return cal.status();
-    auto t = PlogpTableFromCalibration(*cal, "calibration", hw_);
-    if (!t.ok()) return t.status();
-    return &cache_.emplace(key, *std::move(t)).first->second;
+        a_.params.empty()
+            ? absl::StrCat(TopologySpecString(kind, params), "/", n)
+            : std::string();
+    Entry* e;
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      std::unique_ptr<Entry>& slot = cache_[key];
+      if (!slot) slot = std::make_unique<Entry>();
+      e = slot.get();
+    }
+    std::call_once(e->once, [&] {
+      e->table = a_.params.empty() ? Calibrate(kind, params, n) : ReadParams();
+    });
+    if (!e->table.ok()) return e->table.status();
+    return &*e->table;
   }
 
  private:
   const HwConfig& hw_;
   const ModelsArgs& a_;
   const ResourceBudget budget_;
-  std::unique_ptr<PlogpTable> file_;
-  std::map<std::string, PlogpTable> cache_;
+  struct Entry {
+    std::once_flag once;
+    absl::StatusOr<PlogpTable> table = absl::UnknownError("not computed");
+  };
+  absl::StatusOr<PlogpTable> ReadParams() const {
+    auto cal = ReadCalibrationFile(a_.params);
+    if (!cal.ok()) return cal.status();
+    return PlogpTableFromCalibration(*cal, a_.params, hw_);
+  }
+  absl::StatusOr<PlogpTable> Calibrate(TopologyKind kind,
+                                       const TopologyParams& params,
+                                       uint32_t n) const {
+    CalibrationSetup setup{kind, params, n, DefaultCalibrationSizes(),
+                           4,    budget_};
+    auto cal = CalibrateOnReplay(hw_, setup);
+    if (!cal.ok()) return cal.status();
+    return PlogpTableFromCalibration(*cal, "calibration", hw_);
+  }
+
+  std::mutex mu_;  // guards cache_ (not the entries, each computed once)
+  std::map<std::string, std::unique_ptr<Entry>> cache_;  // by (spec, n)
 };
 
 absl::StatusOr<Point> Evaluate(const HwConfig& base_hw, Calibrations& cals,
@@ -358,7 +379,9 @@ absl::StatusOr<std::vector<uint32_t>> Counts(const std::string& text) {
   return out;
 }
 
-// The sweep's points, op-major as the grid is written.
+// The sweep's points, op-major as the grid is written, evaluated on
+// `a.jobs` threads; the first error in grid order is the sweep's, as in a
+// serial run.
 absl::StatusOr<std::vector<Point>> Sweep(const HwConfig& hw, Calibrations& cals,
                                          const ModelsArgs& a,
                                          const ResourceBudget& budget) {
@@ -366,7 +389,12 @@ absl::StatusOr<std::vector<Point>> Sweep(const HwConfig& hw, Calibrations& cals,
   if (!sizes.ok()) return sizes.status();
   auto ns = Counts(a.n);
   if (!ns.ok()) return ns.status();
-  std::vector<Point> points;
+  struct Spec {
+    std::string op, algo, topology;
+    uint32_t n;
+    uint64_t bytes;
+  };
+  std::vector<Spec> specs;
   for (const std::string& op_algo : List(a.sweep_ops)) {
     std::vector<std::string> parts = absl::StrSplit(op_algo, ':');
     if (parts.size() != 2) {
@@ -375,13 +403,22 @@ absl::StatusOr<std::vector<Point>> Sweep(const HwConfig& hw, Calibrations& cals,
     }
     for (const std::string& topo : List(a.topology)) {
       for (uint32_t n : *ns) {
-        for (uint64_t b : *sizes) {
-          auto p = Evaluate(hw, cals, parts[0], parts[1], n, b, topo, budget);
-          if (!p.ok()) return p.status();
-          points.push_back(*std::move(p));
-        }
+        for (uint64_t b : *sizes)
+          specs.push_back({parts[0], parts[1], topo, n, b});
       }
     }
+  }
+  std::vector<absl::StatusOr<Point>> evaluated(
+      specs.size(), absl::UnknownError("not evaluated"));
+  ThreadPool(a.jobs).ParallelFor(specs.size(), [&](size_t i) {
+    const Spec& p = specs[i];
+    evaluated[i] =
+        Evaluate(hw, cals, p.op, p.algo, p.n, p.bytes, p.topology, budget);
+  });
+  std::vector<Point> points;
+  for (absl::StatusOr<Point>& p : evaluated) {
+    if (!p.ok()) return p.status();
+    points.push_back(*std::move(p));
   }
   return points;
 }
@@ -487,6 +524,7 @@ void AddModelsCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--sizes", a.sweep_sizes, "sweep: sizes list")
       ->capture_default_str();
+  AddJobsOption(cmd, a.jobs, "sweep points");
   cmd->add_flag("--advise", a.advise,
                 "walk seed 004's model-selection tree for the workload");
   cmd->add_flag("--worst-case", a.worst_case,

@@ -16,10 +16,11 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
-#include "tests/run_cli.h"
 #include "hw/config.h"
 #include "models/plogp.h"
 #include "models/steps.h"
+#include "tests/run_cli.h"
+#include "tests/same_on_threads.h"
 
 namespace ccreplay {
 namespace {
@@ -129,6 +130,32 @@ TEST(ModelsSweepTest, NetworkCalculusBoundsTheReplay) {
   }
   std::filesystem::remove(csv);
   EXPECT_EQ(rows, 4 * 2 * 4);  // ops x sizes x topologies
+}
+
+// -j: a sweep's points evaluated on threads (each calibration computed
+// once, by whichever thread needs it first) write the serial run's bytes;
+// with a point that fails, the error is the serial run's, the first in grid
+// order.
+TEST(ModelsSweepTest, ThreadsWriteTheSerialRunsBytes) {
+  const std::string m1 = TempPath("models_j1.json");
+  const std::string m2 = TempPath("models_j2.json");
+  const auto [one, json] = ccreplay_test::RunOnOneAndTwoThreads(
+      "models --sweep --n 4 --sizes 4K,64K --topology ring,switch "
+      "--ops allreduce:ring,alltoall:pairwise",
+      m1, m2);
+  ASSERT_EQ(one.exit_code, 0) << one.out;
+  EXPECT_THAT(json, HasSubstr("\"summary\""));
+  std::filesystem::remove(m1);
+  std::filesystem::remove(m2);
+  // 3 x 3 chips cannot be 8: the torus points fail after the ring's.
+  const std::string failing =
+      "models --sweep --n 8 --sizes 4K --topology ring,torus2d:3x3 -j ";
+  const Result serial = RunCli(failing + "1");
+  const Result threads = RunCli(failing + "2");
+  EXPECT_EQ(serial.exit_code, 1) << serial.out;
+  EXPECT_THAT(serial.out, HasSubstr("torus2d"));
+  EXPECT_EQ(threads.exit_code, serial.exit_code);
+  EXPECT_EQ(threads.out, serial.out);
 }
 
 TEST(ModelsCliTest, OneCollectivePrintsEveryModelWithSignedErrors) {

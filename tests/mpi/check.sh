@@ -2,8 +2,8 @@
 # ctest `mpi` (MPI builds only, -DCCREPLAY_MPI=ON): `sweep` and `compare`
 # (on either engine) spread over 2 and 3 ranks write the serial run's bytes
 # (table, CSV, JSON); an error raised on rank 1 fails the job with the
-# serial run's message and
-# no output file; any other command under mpirun is a usage error.
+# serial run's message and no output file; any other command under
+# mpirun is a usage error.
 # Usage: tests/mpi/check.sh CCREPLAY_BINARY MPIEXEC SCRATCH_DIR
 set -euo pipefail
 # One machine: OpenMPI over shared memory only, without the cross-memory
