@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <utility>
+#include <vector>
 
 namespace ccreplay {
 
@@ -49,15 +51,54 @@ struct StepCounts {
   std::vector<uint32_t> flows_on_link;  // every flow, ECMP sub-flows too
   std::map<uint32_t, uint32_t> flows_of_chip;
   std::map<uint32_t, uint32_t> transfers_of_chip;  // stripes, all flows
+  // Per link, per source chip: that chip's flows on it.
+  std::vector<std::map<uint32_t, uint32_t>> chip_flows_on_link;
+  // Per chip: its pairs' times summed, each pair passing in its turn
+  // (Count).
+  std::map<uint32_t, double> in_order_us;
 };
 
-StepCounts Count(const Step& step, const Topology& topo) {
+StepCounts Count(const Step& step, const Topology& topo, const NetParams& net) {
   StepCounts c;
   c.flows_on_link.assign(topo.links().size(), 0);
+  c.chip_flows_on_link.resize(topo.links().size());
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<const Flow*>> pairs;
   for (const Flow& f : step.flows) {
     ++c.flows_of_chip[f.src];
     c.transfers_of_chip[f.src] += f.stripes;
-    for (uint32_t l : f.links) ++c.flows_on_link[l];
+    for (uint32_t l : f.links) {
+      ++c.flows_on_link[l];
+      ++c.chip_flows_on_link[l][f.src];
+    }
+    pairs[{f.src, f.dst}].push_back(&f);
+  }
+  // A chip's engines serve its Transfers in order, one stripe of a pair's
+  // blocks each: the chip's pairs may pass one after another, the ECMP
+  // sub-flows of one pair side by side on their own engines. A sub-flow is
+  // guaranteed its engines' rate and, on each link, a fair share among the
+  // other chips' flows there and this chip's one pair (its chip's other
+  // pairs wait their turn), split among the pair's sub-flows on that link.
+  // Whatever runs at once, a chip's pairs progress by at least one unit of
+  // the sum of their times per unit of time.
+  const double lanes = net.hashed_lanes ? net.lane_groups : 1.0;
+  for (const auto& [pair, subs] : pairs) {
+    std::map<uint32_t, uint32_t> on_link;  // the pair's sub-flows per link
+    for (const Flow* f : subs) {
+      for (uint32_t l : f->links) ++on_link[l];
+    }
+    double slowest_us = 0;
+    for (const Flow* f : subs) {
+      double rate = std::min(net.inject_bps, f->stripes * net.engine_bps);
+      for (uint32_t l : f->links) {
+        const uint32_t others =
+            c.flows_on_link[l] - c.chip_flows_on_link[l].at(f->src);
+        rate = std::min(
+            rate, net.link_payload_bps / lanes / (others + 1) / on_link.at(l));
+      }
+      slowest_us =
+          std::max(slowest_us, static_cast<double>(f->bytes) / rate * 1e6);
+    }
+    c.in_order_us[pair.first] += slowest_us;
   }
   return c;
 }
@@ -93,23 +134,25 @@ std::vector<RateLatency> Servers(const Flow& flow, const StepCounts& c,
 std::vector<RateLatency> NcFlowServers(const Step& step, size_t i,
                                        const Topology& topo,
                                        const NetParams& net) {
-  return Servers(step.flows[i], Count(step, topo), topo, net);
+  return Servers(step.flows[i], Count(step, topo, net), topo, net);
 }
 
 double NcStepBoundUs(const Step& step, const Topology& topo,
                      const NetParams& net) {
-  const StepCounts counts = Count(step, topo);
+  const StepCounts counts = Count(step, topo, net);
   double worst = 0;
   for (size_t i = 0; i < step.flows.size(); ++i) {
-    const RateLatency s =
-        Concatenate(Servers(step.flows[i], counts, topo, net));
+    const Flow& f = step.flows[i];
+    const RateLatency s = Concatenate(Servers(f, counts, topo, net));
     // rho = the service rate: the source never outpaces its own server.
-    const LeakyBucket a{static_cast<double>(step.flows[i].bytes), s.rate_bps};
+    const LeakyBucket a{static_cast<double>(f.bytes), s.rate_bps};
+    // Served in order, the flow may wait for all its chip's others.
+    const double bound = std::max(DelayBoundUs(a, s),
+                                  s.latency_us + counts.in_order_us.at(f.src));
     // The data-arrival message follows the last byte: its own lane slot
     // per hop, then the receiver's overhead.
-    const double notice =
-        step.flows[i].links.size() * LanePacketUs(net) + net.receive_us;
-    worst = std::max(worst, DelayBoundUs(a, s) + notice);
+    const double notice = f.links.size() * LanePacketUs(net) + net.receive_us;
+    worst = std::max(worst, bound + notice);
   }
   return SyncBoundUs(step, topo, net) + worst;
 }

@@ -1,6 +1,6 @@
-// Network calculus (docs/spec-notes.md §6, seed 004; Le Boudec & Thiran, LNCS 2050): a
-// worst-case delay bound per flow, per step and per collective. Units: bytes,
-// bytes per second, us.
+// Network calculus (docs/spec-notes.md §6, seed 004; Le Boudec & Thiran, LNCS
+// 2050): a worst-case delay bound per flow, per step and per collective. Units:
+// bytes, bytes per second, us.
 //
 //   arrival curve (leaky bucket)  alpha(t) = sigma + rho t
 //   rate-latency service          beta(t)  = R (t - T)+
@@ -24,8 +24,18 @@
 //              non-preemptive packet already on the wire)
 //              + switch_us + P when the link leaves a switch
 //              (store-and-forward of the flow's packet)
-// and the message that follows the data adds P per hop and receive_us. A
-// step's bound is its rendezvous (each sync message: per hop hop_us + 2P,
+// and the message that follows the data adds P per hop and receive_us.
+// A chip's engines serve its Transfers in order, one stripe of a pair's
+// blocks each, so a chip's (src, dst) pairs may pass one after another (the
+// ECMP sub-flows of one pair side by side): a flow's sigma / R is at least
+// its chip's sum over pairs p of max over p's sub-flows s of bytes_s / r_s,
+//   r_s = min(inject_bps, S_s * engine_bps,
+//             min_h link_payload_bps / W / (F_h - F_h,c + 1) / k_p,h)
+// (F_h,c the chip's own flows on link h: its pairs take their turns, so
+// they share the link with the other chips' flows as one; k_p,h the pair's
+// sub-flows on h): whatever runs at once, the chip's pairs progress by at
+// least one unit of that sum per unit of time.
+// A step's bound is its rendezvous (each sync message: per hop hop_us + 2P,
 // + switch_us at a switch; then receive_us) plus its slowest flow's; the
 // collective's is the sum over steps, each step bounded from the moment the
 // previous one is done.

@@ -101,35 +101,45 @@ TEST(CalibrationTest, BadTextNamesLineAndColumn) {
 
 // Network calculus is an upper bound: on every point of a small sweep grid
 // (every op of the accuracy sweep, N = 8, two sizes, four topologies) its
-// bound is at least the replay's time.
+// bound is at least the replay's time, and on pairwise AllToAll over a full
+// mesh at 4 MB, where a bound that shared a chip's engines among its flows
+// at once fell 4.3% short (its engines serve the flows in turn).
 TEST(ModelsSweepTest, NetworkCalculusBoundsTheReplay) {
   const std::string csv = TempPath("models_sweep.csv");
-  const Result r = RunCli(
-      "models --sweep --n 8 --sizes 4K,1M "
-      "--topology ring,fullmesh,switch,board-fattree:cpb=4 --csv " +
-      csv);
-  ASSERT_EQ(r.exit_code, 0) << r.out;
-  std::ifstream in(csv);
-  std::string line;
-  std::getline(in, line);
-  const std::vector<std::string> header = absl::StrSplit(line, ',');
-  int replay_col = -1, nc_col = -1;
-  for (size_t i = 0; i < header.size(); ++i) {
-    if (header[i] == "replay_us") replay_col = i;
-    if (header[i] == "nc_us") nc_col = i;
+  const struct {
+    std::string grid;
+    int rows;
+  } grids[] = {
+      {"--n 8 --sizes 4K,1M --topology "
+       "ring,fullmesh,switch,board-fattree:cpb=4",
+       4 * 2 * 4},  // ops x sizes x topologies
+      {"--n 8 --sizes 4M --topology fullmesh --ops alltoall:pairwise", 1},
+  };
+  for (const auto& g : grids) {
+    const Result r = RunCli("models --sweep " + g.grid + " --csv " + csv);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    std::ifstream in(csv);
+    std::string line;
+    std::getline(in, line);
+    const std::vector<std::string> header = absl::StrSplit(line, ',');
+    int replay_col = -1, nc_col = -1;
+    for (size_t i = 0; i < header.size(); ++i) {
+      if (header[i] == "replay_us") replay_col = i;
+      if (header[i] == "nc_us") nc_col = i;
+    }
+    ASSERT_GE(replay_col, 0);
+    ASSERT_GE(nc_col, 0);
+    int rows = 0;
+    while (std::getline(in, line)) {
+      const std::vector<std::string> cells = absl::StrSplit(line, ',');
+      const double replay = std::stod(cells[replay_col]);
+      const double nc = std::stod(cells[nc_col]);
+      EXPECT_GE(nc, replay) << line;
+      ++rows;
+    }
+    std::filesystem::remove(csv);
+    EXPECT_EQ(rows, g.rows) << g.grid;
   }
-  ASSERT_GE(replay_col, 0);
-  ASSERT_GE(nc_col, 0);
-  int rows = 0;
-  while (std::getline(in, line)) {
-    const std::vector<std::string> cells = absl::StrSplit(line, ',');
-    const double replay = std::stod(cells[replay_col]);
-    const double nc = std::stod(cells[nc_col]);
-    EXPECT_GE(nc, replay) << line;
-    ++rows;
-  }
-  std::filesystem::remove(csv);
-  EXPECT_EQ(rows, 4 * 2 * 4);  // ops x sizes x topologies
 }
 
 // -j: a sweep's points evaluated on threads (each calibration computed

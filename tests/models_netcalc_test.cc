@@ -51,5 +51,33 @@ TEST(NetCalcTest, FlowServersThroughASwitch) {
   EXPECT_NEAR(NcStepBoundUs(s, topo, rr), t + 2 * lane_packet + 10, 1e-9);
 }
 
+// A chip's engines serve its Transfers in order: chip 0's two flows of a
+// full mesh, each on its own link, may pass one after another, each at its
+// own guaranteed rate (one lane group of its link: 360 / 4 GB/s), so the
+// later one is through only after both.
+TEST(NetCalcTest, AChipsFlowsPassInOrder) {
+  const NetParams net = NetParamsFromHw(DefaultTps186());
+  const Topology topo = *Topology::Build(TopologyKind::kFullMesh, 3);
+  Step s;
+  for (uint32_t dst : {1u, 2u}) {
+    s.flows.push_back({0, dst, 1'800'000, 8, topo.Path(0, dst)});
+  }
+  // Per flow: R = min(512e9 / 2, 8 * 64e9, 90e9) = 90 GB/s, 20 us for its
+  // 1.8e6 bytes; T = the busiest engine's 2 startups (16 Transfers over 8
+  // engines) + one crossing and one packet on one 100 GB/s lane group.
+  const double lane_packet = 320 / 100e9 * 1e6;  // 0.0032 us
+  const double t = 2 * 0.29 + 0.225 + lane_packet;
+  const std::vector<RateLatency> h = NcFlowServers(s, 0, topo, net);
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_DOUBLE_EQ(Concatenate(h).rate_bps, 90e9);
+  // In order: both flows at 90 GB/s, 40 us, then the arrival notice's lane
+  // packet on the one hop.
+  EXPECT_NEAR(NcStepBoundUs(s, topo, net), t + 40 + lane_packet, 1e-9);
+  // A flow alone on its chip is bounded as before: 20 us.
+  s.flows.pop_back();
+  EXPECT_NEAR(NcStepBoundUs(s, topo, net),
+              0.29 + 0.225 + lane_packet + 20 + lane_packet, 1e-9);
+}
+
 }  // namespace
 }  // namespace ccreplay
