@@ -30,11 +30,18 @@ std::vector<double> FluidFinishTimesUs(const std::vector<double>& capacity_bps,
     for (size_t j = 0; j < active.size(); ++j) {
       dt = std::min(dt, left[active[j]] / rate[j]);
     }
+    if (!(dt < kInf)) {
+      // No flow moves (every rate 0): none of them ever finishes.
+      for (size_t i : active) finish[i] = kInf;
+      break;
+    }
     now_s += dt;
     std::vector<size_t> still;
     for (size_t j = 0; j < active.size(); ++j) {
       const size_t i = active[j];
-      left[i] -= rate[j] * dt;
+      // A flow of unbounded rate (an unbounded engine copying locally, on
+      // the alpha-beta machine) is done at once; inf * 0 would be NaN.
+      left[i] = rate[j] < kInf ? left[i] - rate[j] * dt : 0.0;
       if (left[i] <= flows[i].bytes * kEps) {
         finish[i] = now_s * 1e6;
       } else {

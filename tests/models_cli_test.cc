@@ -168,6 +168,19 @@ TEST(ModelsSweepTest, ThreadsWriteTheSerialRunsBytes) {
   EXPECT_EQ(threads.out, serial.out);
 }
 
+// The alpha-beta machine's engines are unbounded: a local copy's fluid
+// flow has an unbounded rate, which once made the fluid model loop for
+// ever (inf * 0 = NaN bytes left). Every model now ends.
+TEST(ModelsCliTest, UnboundedEnginesEnd) {
+  const Result r = RunCli(std::string("models --hw ") + CCREPLAY_SOURCE_DIR +
+                          "/traces/alpha-beta.hw.txtpb --op alltoall --algo "
+                          "pairwise --n 4 --bytes 4K --no-calibration");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("fluid max-min"));
+  EXPECT_THAT(r.out, HasSubstr("network calculus"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("nan")));
+}
+
 TEST(ModelsCliTest, OneCollectivePrintsEveryModelWithSignedErrors) {
   const Result r = RunCli(
       "models --op allreduce --n 8 --bytes 64K --topology ring --advise");

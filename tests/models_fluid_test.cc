@@ -1,4 +1,7 @@
 // Fluid max-min: progressive filling and finish times worked out by hand.
+#include <cmath>
+#include <limits>
+
 #include "gtest/gtest.h"
 #include "hw/config.h"
 #include "hw/topology.h"
@@ -47,6 +50,24 @@ TEST(MaxMinTest, FinishTimesRecomputeRatesWhenAFlowEnds) {
 
 // On a step: two flows into chip 2 through a switch share its downlink
 // (360 GB/s of payload), 180 GB/s each.
+// Unbounded rates (the alpha-beta machine's engines, local copies without a
+// link): such a flow is done at once, and one sharing a finite resource
+// beside it still takes its time; a flow with no rate at all never ends.
+// (inf * 0 made the remaining bytes NaN and `models` looped for ever.)
+TEST(MaxMinTest, UnboundedAndZeroRatesEnd) {
+  const double inf = std::numeric_limits<double>::infinity();
+  // f0: 100 bytes on the unbounded resource 0, demand unbounded.
+  // f1: 1e6 bytes on resource 1 (1e6 bytes/s): 1 s = 1e6 us.
+  const std::vector<FluidFlow> flows = {{{0}, 0, 100}, {{1}, 0, 1e6}};
+  const std::vector<double> t = FluidFinishTimesUs({inf, 1e6}, flows);
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0], 0.0);
+  EXPECT_NEAR(t[1], 1e6, 1e-3);
+  const std::vector<double> stuck = FluidFinishTimesUs({0.0}, {{{0}, 0, 5}});
+  ASSERT_EQ(stuck.size(), 1u);
+  EXPECT_TRUE(std::isinf(stuck[0]));
+}
+
 TEST(FluidStepTest, SharedDownlinkHalvesEachFlow) {
   const NetParams net = NetParamsFromHw(DefaultTps186());
   const Topology topo = *Topology::Build(TopologyKind::kSwitch, 3);
