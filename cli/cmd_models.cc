@@ -403,8 +403,9 @@ absl::StatusOr<std::vector<Point>> Sweep(const HwConfig& hw, Calibrations& cals,
     }
     for (const std::string& topo : List(a.topology)) {
       for (uint32_t n : *ns) {
-        for (uint64_t b : *sizes)
+        for (uint64_t b : *sizes) {
           specs.push_back({parts[0], parts[1], topo, n, b});
+        }
       }
     }
   }

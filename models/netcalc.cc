@@ -46,13 +46,18 @@ double SyncBoundUs(const Step& step, const Topology& topo,
   return worst;
 }
 
+// A flow's share of a link is of one lane group's when blocks are spread by
+// address (nothing stops every block of a flow landing on one group), of
+// the whole link when spread round-robin.
+double LaneDivisor(const NetParams& net) {
+  return net.hashed_lanes ? net.lane_groups : 1.0;
+}
+
 // What the servers of a step's flows depend on, counted once per step.
 struct StepCounts {
   std::vector<uint32_t> flows_on_link;  // every flow, ECMP sub-flows too
   std::map<uint32_t, uint32_t> flows_of_chip;
   std::map<uint32_t, uint32_t> transfers_of_chip;  // stripes, all flows
-  // Per link, per source chip: that chip's flows on it.
-  std::vector<std::map<uint32_t, uint32_t>> chip_flows_on_link;
   // Per chip: its pairs' times summed, each pair passing in its turn
   // (Count).
   std::map<uint32_t, double> in_order_us;
@@ -61,14 +66,16 @@ struct StepCounts {
 StepCounts Count(const Step& step, const Topology& topo, const NetParams& net) {
   StepCounts c;
   c.flows_on_link.assign(topo.links().size(), 0);
-  c.chip_flows_on_link.resize(topo.links().size());
+  // Per link, per source chip: that chip's flows on it.
+  std::vector<std::map<uint32_t, uint32_t>> chip_flows_on_link(
+      topo.links().size());
   std::map<std::pair<uint32_t, uint32_t>, std::vector<const Flow*>> pairs;
   for (const Flow& f : step.flows) {
     ++c.flows_of_chip[f.src];
     c.transfers_of_chip[f.src] += f.stripes;
     for (uint32_t l : f.links) {
       ++c.flows_on_link[l];
-      ++c.chip_flows_on_link[l][f.src];
+      ++chip_flows_on_link[l][f.src];
     }
     pairs[{f.src, f.dst}].push_back(&f);
   }
@@ -80,7 +87,7 @@ StepCounts Count(const Step& step, const Topology& topo, const NetParams& net) {
   // pairs wait their turn), split among the pair's sub-flows on that link.
   // Whatever runs at once, a chip's pairs progress by at least one unit of
   // the sum of their times per unit of time.
-  const double lanes = net.hashed_lanes ? net.lane_groups : 1.0;
+  const double lanes = LaneDivisor(net);
   for (const auto& [pair, subs] : pairs) {
     std::map<uint32_t, uint32_t> on_link;  // the pair's sub-flows per link
     for (const Flow* f : subs) {
@@ -91,7 +98,7 @@ StepCounts Count(const Step& step, const Topology& topo, const NetParams& net) {
       double rate = std::min(net.inject_bps, f->stripes * net.engine_bps);
       for (uint32_t l : f->links) {
         const uint32_t others =
-            c.flows_on_link[l] - c.chip_flows_on_link[l].at(f->src);
+            c.flows_on_link[l] - chip_flows_on_link[l].at(f->src);
         rate = std::min(
             rate, net.link_payload_bps / lanes / (others + 1) / on_link.at(l));
       }
@@ -115,9 +122,7 @@ std::vector<RateLatency> Servers(const Flow& flow, const StepCounts& c,
   servers.push_back({std::min(net.inject_bps / c.flows_of_chip.at(flow.src),
                               flow.stripes * net.engine_bps),
                      net.startup_us * per_engine});
-  // With hashed lanes nothing stops every block of a flow landing on one
-  // lane group: the guaranteed rate is one group's.
-  const double lanes = net.hashed_lanes ? net.lane_groups : 1.0;
+  const double lanes = LaneDivisor(net);
   for (uint32_t l : flow.links) {
     RateLatency hop{net.link_payload_bps / lanes / c.flows_on_link[l],
                     net.hop_us + LanePacketUs(net)};

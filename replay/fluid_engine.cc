@@ -126,6 +126,15 @@ class FluidSim : public StreamCore {
         engine_stamp_(on_engine_.size(), 0),
         link_free_(topo.links().size() * hw.lane_groups, TimePs::Zero()),
         stage_base_(topo.links().size(), kNone) {
+    // A crossing of link l after its serialisation: the link's flight
+    // (LinkFlight), and from a switch its store-and-forward too.
+    crossing_.reserve(topo.links().size());
+    for (uint32_t l = 0; l < topo.links().size(); ++l) {
+      crossing_.push_back(LinkFlight(hw, topo, l) +
+                          (topo.IsSwitch(topo.links()[l].src)
+                               ? hw.switch_forwarding
+                               : TimePs::Zero()));
+    }
     // The staging queues: per link out of a chip, per engine of the chip
     // and lane group.
     size_t queues = 0;
@@ -187,13 +196,8 @@ class FluidSim : public StreamCore {
   // its serialisation and the crossing (link latency + propagation; from a
   // switch: forwarding + the switch port's latency + propagation).
   TimePs PathTime(const std::vector<uint32_t>& links, uint64_t wire) const;
-  // A crossing of link `l` after its serialisation: the link's flight
-  // (LinkFlight), and from a switch its store-and-forward too.
-  TimePs Crossing(uint32_t l) const {
-    return LinkFlight(hw_, topo_, l) + (topo_.IsSwitch(topo_.links()[l].src)
-                                            ? hw_.switch_forwarding
-                                            : TimePs::Zero());
-  }
+  // A crossing of link `l` after its serialisation (crossing_).
+  TimePs Crossing(uint32_t l) const { return crossing_[l]; }
   TimePs MessageTime(uint32_t src, uint32_t dst, uint32_t qp) const {
     return PathTime(Route(src, dst, qp),
                     hw_.message_payload_bytes + hw_.packet_header_bytes);
@@ -283,6 +287,9 @@ class FluidSim : public StreamCore {
   // Per link and lane group (l x lane_groups + lg): when its last packet
   // so far is through (first come, first served).
   std::vector<TimePs> link_free_;
+  // Per link: its flight, plus the forwarding when it leaves a switch
+  // (Crossing), found once.
+  std::vector<TimePs> crossing_;
   // The port's staging queues, one per (link out of a chip, engine of the
   // chip, lane group; with round-robin interleaving lane group 0 only):
   // stage_base_[l] + engine in chip x lane_groups + lg
