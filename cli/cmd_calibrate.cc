@@ -155,8 +155,8 @@ absl::StatusOr<v1::PlogpCalibration> ReadCalibrationFile(
 void AddCalibrateCommand(CLI::App& app, int* exit_code) {
   struct Args {
     CommonFlags common;
-    std::string topology = "ring";
-    uint32_t n = 2;
+    std::string topology;  // empty: the hardware config's
+    uint32_t n = 2;        // unless the config fixes its chip count
     uint32_t stream = 4;
     BudgetFlags budget;
     std::string output;
@@ -167,11 +167,12 @@ void AddCalibrateCommand(CLI::App& app, int* exit_code) {
       "measure PLogP / alpha(n)-beta(n) parameters on the replay engine");
   args->common.AddHw(cmd);
   cmd->add_option("--topology", args->topology,
-                  "topology joining chip 0 and chip 1")
-      ->capture_default_str();
-  AddUnsignedOption(cmd, "--n", args->n,
-                    "chips in the system (P2P from 0 to 1)")
-      ->capture_default_str();
+                  "topology joining chip 0 and chip 1 (default: the "
+                  "hardware config's)");
+  CLI::Option* n_opt =
+      AddUnsignedOption(cmd, "--n", args->n,
+                        "chips in the system (P2P from 0 to 1; default: the "
+                        "hardware config's topology.num_chips, else 2)");
   AddUnsignedOption(cmd, "--stream", args->stream,
                     "messages in the gap stream (>= 2)")
       ->capture_default_str();
@@ -179,7 +180,7 @@ void AddCalibrateCommand(CLI::App& app, int* exit_code) {
   AddOutputOption(cmd, "-o,--output", args->output,
                   "PlogpCalibration, protobuf text format")
       ->required();
-  cmd->callback([args, exit_code] {
+  cmd->callback([args, exit_code, n_opt] {
     // Refused before the replays rather than after them.
     std::vector<OutputFile> outputs = {{"-o", args->output, ""}};
     if (auto s = CheckOutputs(args->common.Inputs(), outputs); !s.ok()) {
@@ -191,6 +192,8 @@ void AddCalibrateCommand(CLI::App& app, int* exit_code) {
       *exit_code = Fail(hw.status());
       return;
     }
+    if (args->topology.empty()) args->topology = DefaultTopology(*hw);
+    if (n_opt->count() == 0 && hw->num_chips != 0) args->n = hw->num_chips;
     auto topo = ParseTopologySpec(args->topology, hw->topology_params);
     if (!topo.ok()) {
       *exit_code = Fail(absl::InvalidArgumentError(absl::StrCat(

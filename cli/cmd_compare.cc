@@ -23,10 +23,11 @@ namespace {
 struct CompareArgs {
   std::string op = "allreduce";
   uint32_t n = kDefaultChips;
+  bool n_given = false;  // else the config's or kDefaultChips (DefaultChips)
   uint32_t group_size = 0;
   std::string bytes = "1M";
   std::string algos;
-  std::string topologies = "ring";
+  std::string topologies;  // empty: the hardware config's (DefaultTopology)
   uint32_t cdma = 0;
   std::string chunk = "0";
   bool quiet = false;
@@ -120,11 +121,13 @@ absl::StatusOr<Table> Compare(const HwConfig& base_hw, const CompareArgs& a,
 
 // The command after parsing: outputs checked first, every cell replayed,
 // then (on rank 0 only, cli/spread.h) the table printed and written.
-int RunCompare(const CommonFlags& c, const CompareArgs& a) {
+int RunCompare(const CommonFlags& c, CompareArgs a) {
   const std::vector<NamedPath> xml = MscclInputs(List(a.algos));
   if (auto s = c.CheckCsvJson(xml); !s.ok()) return Fail(s);
   auto hw = c.Hw();
   if (!hw.ok()) return Fail(hw.status());
+  if (!a.n_given) a.n = DefaultChips(*hw, "compare");
+  if (a.topologies.empty()) a.topologies = DefaultTopology(*hw);
   std::vector<PointResult> points;
   auto table = Compare(*hw, a, &points);
   if (!table.ok()) return Fail(table.status());
@@ -162,9 +165,10 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
                   "broadcast, reduce, p2p (any case)")
       ->transform(CollectiveOpValidator())
       ->capture_default_str();
-  CLI::Option* n =
-      AddUnsignedOption(cmd, "--n", a.n, "number of chips (the system)")
-          ->capture_default_str();
+  CLI::Option* n = AddUnsignedOption(
+      cmd, "--n", a.n,
+      "number of chips (the system; default: the hardware config's "
+      "topology.num_chips, else 8)");
   AddUnsignedOption(cmd, "--group-size", a.group_size,
                     "chips per communicator group (0 = one group of n)")
       ->capture_default_str();
@@ -177,8 +181,7 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
       ->transform(AlgorithmListValidator());
   cmd->add_option("--topology", a.topologies,
                   "comma-separated topology specs, e.g. ring,fullmesh,"
-                  "torus2d:4x2")
-      ->capture_default_str();
+                  "torus2d:4x2 (default: the hardware config's)");
   AddUnsignedOption(cmd, "--cdma", a.cdma,
                     "CDMA engines to stripe over (0 = all; msccl: engines "
                     "per channel)")
@@ -192,7 +195,7 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
                   "pipelining piece size (0 = whole blocks)")
       ->capture_default_str();
   cmd->callback([args, exit_code, n] {
-    NoteDefaultChips(n, "compare");
+    args->compare.n_given = n->count() > 0;
     if (auto s = args->compare.engine.Check(); !s.ok()) {
       *exit_code = FailUsage(s);
       return;

@@ -25,6 +25,7 @@ namespace {
 struct LowerArgs {
   std::string op = "allreduce";
   uint32_t n = kDefaultChips;
+  bool n_given = false;  // else the config's or kDefaultChips (DefaultChips)
   std::string bytes = "1M";
   std::string algo;
   std::string topology;  // empty: the hardware config's
@@ -176,7 +177,7 @@ absl::StatusOr<uint64_t> LowerToFile(const LowerArgs& a,
   return instrs;
 }
 
-int RunLower(const CommonFlags& c, const LowerArgs& a) {
+int RunLower(const CommonFlags& c, LowerArgs a) {
   std::vector<NamedPath> inputs = c.Inputs();
   if (absl::StartsWith(a.dist, "file:")) {
     inputs.push_back({"--dist", a.dist.substr(5)});
@@ -186,6 +187,7 @@ int RunLower(const CommonFlags& c, const LowerArgs& a) {
   }
   auto hw = c.Hw();
   if (!hw.ok()) return Fail(hw.status());
+  if (!a.n_given) a.n = DefaultChips(*hw, "lower");
   auto spec = SpecFrom(a, *hw);
   if (!spec.ok()) return Fail(spec.status());
   auto instrs = LowerToFile(a, *spec, *hw);
@@ -218,8 +220,9 @@ void AddLowerCommand(CLI::App& app, int* exit_code) {
       ->transform(CollectiveOpValidator())
       ->capture_default_str();
   CLI::Option* n =
-      AddUnsignedOption(cmd, "--n", args->lower.n, "number of chips")
-          ->capture_default_str();
+      AddUnsignedOption(cmd, "--n", args->lower.n,
+                        "number of chips (default: the hardware config's "
+                        "topology.num_chips, else 8)");
   cmd->add_option(
          "--bytes", args->lower.bytes,
          "M of docs/spec-notes.md section 2; binary units: 1M = 1048576")
@@ -273,7 +276,7 @@ void AddLowerCommand(CLI::App& app, int* exit_code) {
       ->required();
 
   cmd->callback([args, exit_code, peer, n] {
-    NoteDefaultChips(n, "lower");
+    args->lower.n_given = n->count() > 0;
     if (peer->count() > 0) args->lower.peer = args->lower.peer_flag;
     *exit_code = RunLower(args->common, args->lower);
   });

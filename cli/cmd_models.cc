@@ -31,9 +31,9 @@ namespace {
 struct ModelsArgs {
   std::string op = "allreduce";
   std::string algo;
-  std::string n = "8";
+  std::string n;  // empty: ResolveDefaults
   std::string bytes = "1M";
-  std::string topology = "ring";
+  std::string topology;  // empty: ResolveDefaults
   std::string params;  // --params: a calibration file
   bool no_calibration = false;
   bool sweep = false;
@@ -424,11 +424,28 @@ absl::StatusOr<std::vector<Point>> Sweep(const HwConfig& hw, Calibrations& cals,
   return points;
 }
 
-int RunModels(const CommonFlags& c, const ModelsArgs& a) {
+// --n and --topology when not given: without --sweep the hardware config's
+// (DefaultChips, DefaultTopology); the sweep's default grid (docs/models.md,
+// feasible in minutes here) is N = 8 and 64 (the config's N where it fixes
+// one) on the ring, the full mesh, one switch and the boards' fat-tree.
+void ResolveDefaults(const HwConfig& hw, ModelsArgs& a) {
+  if (a.n.empty()) {
+    a.n = a.sweep && hw.num_chips == 0
+              ? "8,64"
+              : absl::StrCat(DefaultChips(hw, "models"));
+  }
+  if (a.topology.empty()) {
+    a.topology =
+        a.sweep ? "ring,fullmesh,switch,board-fattree" : DefaultTopology(hw);
+  }
+}
+
+int RunModels(const CommonFlags& c, ModelsArgs a) {
   const std::vector<NamedPath> params = {{"--params", a.params}};
   if (auto s = c.CheckCsvJson(params); !s.ok()) return Fail(s);
   auto hw = c.Hw();
   if (!hw.ok()) return Fail(hw.status());
+  ResolveDefaults(*hw, a);
   auto budget = a.budget.Budget();
   if (!budget.ok()) return Fail(budget.status());
   Calibrations cals(*hw, a, *budget);
@@ -504,16 +521,17 @@ void AddModelsCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--algo", a.algo,
                   "algorithm, any case (default: the baseline's)")
       ->transform(AlgorithmListValidator());
-  CLI::Option* n_opt = cmd->add_option(
+  cmd->add_option(
       "--n", a.n,
-      "chips (default 8); with --sweep a comma-separated list (default "
-      "8,64)");
+      "chips (default: the hardware config's topology.num_chips, else 8); "
+      "with --sweep a comma-separated list (default 8,64, or the config's "
+      "fixed count)");
   cmd->add_option("--bytes", a.bytes, "M; binary units: 1M = 1048576")
       ->capture_default_str();
-  CLI::Option* topo_opt = cmd->add_option(
+  cmd->add_option(
       "--topology", a.topology,
-      "topology spec (default ring); with --sweep a comma-separated list "
-      "(default ring,fullmesh,switch,board-fattree)");
+      "topology spec (default: the hardware config's); with --sweep a "
+      "comma-separated list (default ring,fullmesh,switch,board-fattree)");
   cmd->add_option("--params", a.params,
                   "PlogpCalibration from `ccreplay calibrate` (default: "
                   "calibrate on the replay now)")
@@ -531,14 +549,8 @@ void AddModelsCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--worst-case", a.worst_case,
                 "advise: a worst-case guarantee is needed");
   a.budget.Add(cmd);
-  cmd->callback([args, exit_code, n_opt, topo_opt] {
-    ModelsArgs& m = args->models;
-    // The sweep's default grid (docs/models.md): feasible in minutes here.
-    if (m.sweep && n_opt->count() == 0) m.n = "8,64";
-    if (m.sweep && topo_opt->count() == 0) {
-      m.topology = "ring,fullmesh,switch,board-fattree";
-    }
-    *exit_code = RunModels(args->common, m);
+  cmd->callback([args, exit_code] {
+    *exit_code = RunModels(args->common, args->models);
   });
 }
 

@@ -40,8 +40,10 @@ struct SweepArgs {
   std::string datatype = "float";
   std::vector<std::string> ops = {"allreduce"};
   std::vector<std::string> algos;  // empty: each op's baseline algorithm
-  std::vector<std::string> topologies = {"ring"};
-  std::vector<uint32_t> ns = {kDefaultChips};
+  // Empty: the hardware config's topology (DefaultTopology) and chip count
+  // (DefaultChips).
+  std::vector<std::string> topologies;
+  std::vector<uint32_t> ns;
   uint32_t cdma = 0;
   EngineFlags engine;
   unsigned jobs = 0;
@@ -160,13 +162,15 @@ std::vector<OutputFile> Outputs(const CommonFlags& c, const SweepArgs& a) {
           {"--svg", a.svg_path, ""}};
 }
 
-int RunSweep(const CommonFlags& c, const SweepArgs& a) {
+int RunSweep(const CommonFlags& c, SweepArgs a) {
   const std::vector<NamedPath> xml = MscclInputs(a.algos);
   if (auto s = CheckOutputs(c.Inputs(xml), Outputs(c, a)); !s.ok()) {
     return Fail(s);
   }
   auto hw = c.Hw();
   if (!hw.ok()) return Fail(hw.status());
+  if (a.ns.empty()) a.ns = {DefaultChips(*hw, "sweep")};
+  if (a.topologies.empty()) a.topologies = {DefaultTopology(*hw)};
   auto sizes = Sizes(a);
   if (!sizes.ok()) return Fail(sizes.status());
   auto points = Points(a, *sizes);
@@ -227,13 +231,15 @@ void AddSweepFlags(CLI::App* cmd, SweepArgs& a) {
                   "supports")
       ->delimiter(',')
       ->transform(AlgorithmListValidator());
-  cmd->add_option("--topology", a.topologies, "comma-separated topologies")
+  cmd->add_option("--topology", a.topologies,
+                  "comma-separated topologies (default: the hardware "
+                  "config's)")
+      ->delimiter(',');
+  cmd->add_option("--n", a.ns,
+                  "comma-separated chip counts (default: the hardware "
+                  "config's topology.num_chips, else 8)")
       ->delimiter(',')
-      ->capture_default_str();
-  cmd->add_option("--n", a.ns, "comma-separated chip counts")
-      ->delimiter(',')
-      ->check(CLI::Range(2u, 65536u))
-      ->capture_default_str();
+      ->check(CLI::Range(2u, 65536u));
   AddUnsignedOption(cmd, "--cdma", a.cdma,
                     "CDMA engines to stripe over (0 = all)")
       ->capture_default_str();
@@ -261,8 +267,7 @@ void AddSweepCommand(CLI::App& app, int* exit_code) {
   args->common.AddHw(cmd);
   args->common.AddCsvJson(cmd);
   AddSweepFlags(cmd, args->sweep);
-  cmd->callback([args, exit_code, cmd] {
-    NoteDefaultChips(cmd->get_option("--n"), "sweep");
+  cmd->callback([args, exit_code] {
     if (auto s = args->sweep.engine.Check(); !s.ok()) {
       *exit_code = FailUsage(s);
       return;

@@ -135,11 +135,17 @@ struct MscclFlags {
       std::optional<std::pair<TopologyKind, TopologyParams>> topology) const;
 };
 
-// One default system size for every command that takes --n: 8 chips. A
-// command that falls back to it says so on standard error
-// (NoteDefaultChips), so a forgotten --n is never silent.
+// One default system size for every command that takes --n: the hardware
+// config's topology.num_chips where it fixes one (a trace of any other size
+// would not replay on it), else 8 chips. A command that falls back to it
+// says so on standard error ("ccreplay compare: --n not given: 8 chips"), so
+// a forgotten --n is never silent.
 inline constexpr uint32_t kDefaultChips = 8;
-void NoteDefaultChips(const CLI::Option* n, const std::string& command);
+uint32_t DefaultChips(const HwConfig& hw, const std::string& command);
+// The topology of a command whose --topology is not given: the hardware
+// config's, as the spec ParseTopologySpec reads back ("ring",
+// "board-fattree:spines=8"), as replay and lower take it.
+std::string DefaultTopology(const HwConfig& hw);
 
 // --op: a collective's name in any case (stored in lower case); anything
 // else is a usage error naming the nearest name.

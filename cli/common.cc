@@ -183,11 +183,15 @@ absl::Status WriteOutputs(const std::vector<NamedPath>& inputs,
   return absl::OkStatus();
 }
 
-void NoteDefaultChips(const CLI::Option* n, const std::string& command) {
-  if (n->count() == 0) {
-    std::cerr << "ccreplay " << command << ": --n not given: " << kDefaultChips
-              << " chips\n";
-  }
+uint32_t DefaultChips(const HwConfig& hw, const std::string& command) {
+  const uint32_t n = hw.num_chips != 0 ? hw.num_chips : kDefaultChips;
+  std::cerr << "ccreplay " << command << ": --n not given: " << n << " chips"
+            << (hw.num_chips != 0 ? ", the hardware config's" : "") << "\n";
+  return n;
+}
+
+std::string DefaultTopology(const HwConfig& hw) {
+  return TopologySpecString(hw.topology, hw.topology_params);
 }
 
 namespace {

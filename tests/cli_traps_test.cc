@@ -40,6 +40,55 @@ TEST_F(CliTrapsTest, MissingNIsOneDefaultAndSaysSo) {
   EXPECT_THAT(r.out, Not(HasSubstr("not given")));
 }
 
+// Was: compare, sweep, models and calibrate ran on a ring of 8 chips (2 for
+// calibrate) whatever --hw said, and lower wrote an 8-chip trace for a
+// config of 64 chips, whose replay then refused it. Now a command without
+// --n or --topology takes the config's (tps186-switch: 64 chips, one
+// switch); the ring config keeps 8 (MissingNIsOneDefaultAndSaysSo).
+TEST_F(CliTrapsTest, DefaultsAreTheHardwareConfigsSystem) {
+  const std::string hw = " --hw " + std::string(CCREPLAY_SOURCE_DIR) +
+                         "/traces/tps186-switch.hw.txtpb";
+  const std::string said = "--n not given: 64 chips, the hardware config's";
+  auto r = RunCcreplay("lower --bytes 4K -o " + Path("t.pb") + hw);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("ccreplay lower: " + said));
+  EXPECT_THAT(r.out, HasSubstr("N=64,"));
+  r = RunCcreplay("replay " + Path("t.pb") + hw);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("topology switch\n"));
+
+  r = RunCcreplay("compare --bytes 4K --json " + Path("c.json") + hw);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("ccreplay compare: " + said));
+  const Json c = Json::parse(Slurp(Path("c.json")));
+  EXPECT_EQ(c["n"], 64);
+  EXPECT_EQ(c["rows"][0]["topology"], "switch");
+
+  r = RunCcreplay("sweep -b 4K -e 4K --json " + Path("s.json") + hw);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("ccreplay sweep: " + said));
+  const Json s = Json::parse(Slurp(Path("s.json")));
+  EXPECT_EQ(s["results"][0]["n"], 64);
+  EXPECT_EQ(s["results"][0]["topology"], "switch");
+  // The same replay either way.
+  EXPECT_EQ(s["results"][0]["out_of_place"]["time"], c["rows"][0]["replay_us"]);
+
+  r = RunCcreplay("models --bytes 4K --no-calibration" + hw);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("ccreplay models: " + said));
+  EXPECT_THAT(r.out, HasSubstr("# allreduce ring, N=64, 4096 bytes on switch, "
+                               "TPS186-switch"));
+
+  r = RunCcreplay("calibrate -o " + Path("cal.txtpb") + hw);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("on TPS186-switch, switch\n"));
+  EXPECT_THAT(Slurp(Path("cal.txtpb")), HasSubstr("num_chips: 64"));
+  // Given, they win: 8 chips on a ring refused by the 64-chip config.
+  r = RunCcreplay("compare --bytes 4K --n 8 --topology ring" + hw);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.out, HasSubstr("the trace has 8 chips"));
+}
+
 // Was: "A subcommand is required" for --version.
 TEST_F(CliTrapsTest, VersionIsTheProjectVersion) {
   const auto r = RunCcreplay("--version");
