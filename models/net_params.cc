@@ -1,6 +1,7 @@
 #include "models/net_params.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace ccreplay {
@@ -19,16 +20,38 @@ NetParams NetParamsFromHw(const HwConfig& hw) {
   p.receive_us = hw.msg_remote_latency.us();
   p.hop_us = (hw.link_latency + hw.link_propagation).us();
   p.lane_groups = hw.lane_groups;
-  // Address-based interleaves (hash or XOR fold) can put a short flow on
-  // one lane group; only round-robin cannot.
-  p.hashed_lanes =
-      hw.interleave != InterleaveKind::kRoundRobin && hw.lane_groups > 1;
+  p.interleave = hw.interleave;
+  p.packet_payload_bytes = hw.packet_payload_bytes;
+  p.interleave_block_bytes = hw.interleave_block_bytes != 0
+                                 ? hw.interleave_block_bytes
+                                 : hw.packet_payload_bytes;
   p.switch_hop_us = (hw.switch_port_latency + hw.switch_port_propagation).us();
   p.switch_us = hw.switch_forwarding.us();
   p.packet_us = hw.link_bytes_per_s > 0
                     ? wire / static_cast<double>(hw.link_bytes_per_s) * 1e6
                     : 0.0;
   return p;
+}
+
+double WorstLaneBytes(const NetParams& p, double bytes, uint32_t stripes) {
+  const uint32_t w = p.lane_groups;
+  if (w <= 1 || bytes <= 0) return bytes;
+  switch (p.interleave) {
+    case InterleaveKind::kRoundRobin:
+      return bytes / w;
+    case InterleaveKind::kHash:
+      return bytes;
+    case InterleaveKind::kXor:
+      break;
+  }
+  const double b = static_cast<double>(p.interleave_block_bytes);
+  const double pay = static_cast<double>(p.packet_payload_bytes);
+  if (b <= 0 || pay <= 0 || (w & (w - 1)) != 0) return bytes;
+  const double s = std::max<uint32_t>(1, stripes);
+  // Per stripe ceil(R_s / W) + 1 <= (R_s + W - 1) / W + 1 blocks.
+  const double blocks = (bytes / b + 2 * s + s * (w - 1)) / w + s;
+  const double per_block = std::ceil(b / pay);
+  return std::min(bytes, blocks * per_block * pay);
 }
 
 double PathLatencyUs(const NetParams& p, const Topology& topo,

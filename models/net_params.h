@@ -35,11 +35,15 @@ struct NetParams {
   double switch_hop_us = 0;
   // One switch pass: forwarding latency, us. TPS186 1.0.
   double switch_us = 0;
-  // Lane groups a link's bandwidth is split into, and whether a flow's
-  // blocks are spread over them by address hash (ITLV, any split possible)
-  // rather than round-robin (an even split).
+  // Lane groups a link's bandwidth is split into, and how a flow's packets
+  // are spread over them (hw.interleave): round-robin (an even split), an
+  // XOR fold of the address's block number (an even split of every aligned
+  // run of lane_groups blocks) or an address hash (any split possible).
   uint32_t lane_groups = 1;
-  bool hashed_lanes = false;
+  InterleaveKind interleave = InterleaveKind::kRoundRobin;
+  // kXor's block (hw.interleave_block_bytes) and a packet's payload, bytes.
+  uint64_t interleave_block_bytes = 0;
+  uint64_t packet_payload_bytes = 0;
   // One packet's slot on a link, (payload + header) / link rate, us: the
   // smallest gap between two messages (LogP g) and the M/D/1 service time.
   // TPS186 320 B / 400e9 = 0.0008.
@@ -47,6 +51,17 @@ struct NetParams {
 };
 
 NetParams NetParamsFromHw(const HwConfig& hw);
+
+// The most payload bytes of a flow of `bytes` in `stripes` Transfers (each
+// a contiguous address range) that the interleave can put on one lane group
+// (docs/models.md, "Network calculus"): bytes / lane_groups with
+// round-robin; all of them with a hash (or one lane group); with XOR, of
+// block b, payload p and W lane groups, a stripe's packets start in at most
+// R <= (bytes_s - 1) / b + 2 consecutive block numbers, every aligned run of
+// W of which holds each lane group once, so one lane group gets at most
+// ceil(R / W) + 1 of them, each with at most ceil(b / p) packets of p bytes;
+// summed over the stripes (sum R <= bytes / b + 2S) and capped at `bytes`.
+double WorstLaneBytes(const NetParams& p, double bytes, uint32_t stripes);
 
 // Latency of a path with no data on it, us: every chip link crossing
 // (hop_us) and switch output (switch_hop_us),

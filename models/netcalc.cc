@@ -47,10 +47,54 @@ double SyncBoundUs(const Step& step, const Topology& topo,
 }
 
 // A flow's share of a link is of one lane group's when blocks are spread by
-// address (nothing stops every block of a flow landing on one group), of
-// the whole link when spread round-robin.
+// address (a hash may put every block of a flow on one group; so may the
+// XOR fold a short flow), of the whole link when spread round-robin. Kept
+// at one lane group for the XOR fold's long flows too: these servers
+// assume each flow a fair share of a lane group among the flows on the
+// link, while the replay's arbiters take turns among inputs (each CDMA
+// engine is one), which can give a forwarded flow less; a lane group's
+// worth of slack covers that, the fold's near-even spread does not (the
+// bound fell 20% short for HD on an 8-chip ring at 16 and 64 MB, session
+// 23). WorkUs, below, uses the fold's spread: it needs no fairness.
 double LaneDivisor(const NetParams& net) {
-  return net.hashed_lanes ? net.lane_groups : 1.0;
+  return net.interleave != InterleaveKind::kRoundRobin
+             ? std::max<uint32_t>(1, net.lane_groups)
+             : 1.0;
+}
+
+// The most of a flow's bytes one lane group of its links may carry.
+double LaneBytes(const Flow& f, const NetParams& net) {
+  return WorstLaneBytes(net, static_cast<double>(f.bytes), f.stripes);
+}
+
+// One (src, dst) pair's turn, whatever the order of service (so whatever
+// the arbiters do): its sub-flows side by side, each through once its
+// busiest engine has read its bytes and each link of its path has served
+// what the other chips' flows and this pair put on its busiest lane group
+// in the step (the chip's other pairs take their own turns), at 1/W of the
+// link's rate.
+double TurnWorkUs(const std::vector<const Flow*>& subs,
+                  const std::vector<double>& lane_load,
+                  const std::vector<std::map<uint32_t, double>>& chip_lane_load,
+                  const NetParams& net) {
+  std::map<uint32_t, double> own;  // the pair's lane load per link
+  for (const Flow* f : subs) {
+    for (uint32_t l : f->links) own[l] += LaneBytes(*f, net);
+  }
+  const double lanes = std::max<uint32_t>(1, net.lane_groups);
+  double slowest_us = 0;
+  for (const Flow* f : subs) {
+    const uint64_t engine_bytes =
+        f->busiest_engine_bytes != 0 ? f->busiest_engine_bytes : f->bytes;
+    double us = static_cast<double>(engine_bytes) / net.engine_bps * 1e6;
+    for (uint32_t l : f->links) {
+      const double ahead =
+          lane_load[l] - chip_lane_load[l].at(f->src) + own.at(l);
+      us += ahead * lanes / net.link_payload_bps * 1e6;
+    }
+    slowest_us = std::max(slowest_us, us);
+  }
+  return slowest_us;
 }
 
 // What the servers of a step's flows depend on, counted once per step.
@@ -61,21 +105,31 @@ struct StepCounts {
   // Per chip: its pairs' times summed, each pair passing in its turn
   // (Count).
   std::map<uint32_t, double> in_order_us;
+  // Per chip: its pairs' turns summed, each no longer than behind all the
+  // step's work on its path (Count).
+  std::map<uint32_t, double> work_in_order_us;
 };
 
 StepCounts Count(const Step& step, const Topology& topo, const NetParams& net) {
   StepCounts c;
   c.flows_on_link.assign(topo.links().size(), 0);
-  // Per link, per source chip: that chip's flows on it.
+  // Per link, per source chip: that chip's flows on it and their lane load.
   std::vector<std::map<uint32_t, uint32_t>> chip_flows_on_link(
       topo.links().size());
+  // Per link: the most bytes of the step its busiest lane group may carry
+  // (every flow's WorstLaneBytes), all chips' and per chip.
+  std::vector<double> lane_load(topo.links().size(), 0.0);
+  std::vector<std::map<uint32_t, double>> chip_lane_load(topo.links().size());
   std::map<std::pair<uint32_t, uint32_t>, std::vector<const Flow*>> pairs;
   for (const Flow& f : step.flows) {
     ++c.flows_of_chip[f.src];
     c.transfers_of_chip[f.src] += f.stripes;
+    const double lane_bytes = LaneBytes(f, net);
     for (uint32_t l : f.links) {
       ++c.flows_on_link[l];
       ++chip_flows_on_link[l][f.src];
+      lane_load[l] += lane_bytes;
+      chip_lane_load[l][f.src] += lane_bytes;
     }
     pairs[{f.src, f.dst}].push_back(&f);
   }
@@ -106,6 +160,8 @@ StepCounts Count(const Step& step, const Topology& topo, const NetParams& net) {
           std::max(slowest_us, static_cast<double>(f->bytes) / rate * 1e6);
     }
     c.in_order_us[pair.first] += slowest_us;
+    c.work_in_order_us[pair.first] +=
+        TurnWorkUs(subs, lane_load, chip_lane_load, net);
   }
   return c;
 }
@@ -151,9 +207,12 @@ double NcStepBoundUs(const Step& step, const Topology& topo,
     const RateLatency s = Concatenate(Servers(f, counts, topo, net));
     // rho = the service rate: the source never outpaces its own server.
     const LeakyBucket a{static_cast<double>(f.bytes), s.rate_bps};
-    // Served in order, the flow may wait for all its chip's others.
-    const double bound = std::max(DelayBoundUs(a, s),
-                                  s.latency_us + counts.in_order_us.at(f.src));
+    // Served in order, the flow may wait for all its chip's others; either
+    // way its chip's pairs take no longer than their turns' work.
+    const double bound =
+        std::min(std::max(DelayBoundUs(a, s),
+                          s.latency_us + counts.in_order_us.at(f.src)),
+                 s.latency_us + counts.work_in_order_us.at(f.src));
     // The data-arrival message follows the last byte: its own lane slot
     // per hop, then the receiver's overhead.
     const double notice = f.links.size() * LanePacketUs(net) + net.receive_us;

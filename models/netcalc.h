@@ -18,10 +18,12 @@
 //   each link  R_h = link_payload_bps / W / F_h,  T_h = hop_us + P
 //              (F_h the flows crossing it in the step, all served fairly;
 //              W = lane_groups when blocks are spread over the lane groups by
-//              address hash, since the hash may put every block of a flow
-//              on one group, and 1 for round-robin spreading; P = packet_us *
-//              lane_groups, one packet on one lane group, for the
-//              non-preemptive packet already on the wire)
+//              address (a hash may put every block of a flow on one group,
+//              the XOR fold a short flow; and the lane group's slack covers
+//              arbiters that take turns among inputs, not flows), 1 for
+//              round-robin spreading; P = packet_us * lane_groups, one
+//              packet on one lane group, for the non-preemptive packet
+//              already on the wire)
 //              + switch_us + P when the link leaves a switch
 //              (store-and-forward of the flow's packet)
 // and the message that follows the data adds P per hop and receive_us.
@@ -35,6 +37,14 @@
 // they share the link with the other chips' flows as one; k_p,h the pair's
 // sub-flows on h): whatever runs at once, the chip's pairs progress by at
 // least one unit of that sum per unit of time.
+// Whatever the order of service, a pair's turn also ends once the work
+// ahead of each sub-flow s is done: its busiest engine's bytes at
+// engine_bps, and on each link h of its path
+// (B_h - B_h,c + B_h,p) * lane_groups / link_payload_bps, B_h the sum over
+// the step's flows on h of WorstLaneBytes (models/net_params.h), B_h,c that
+// of the chip's flows, B_h,p the pair's (links serve whenever they hold
+// data); a flow's bound is the smaller of T + its chip's pairs' in-order
+// sum above and T + the sum of their turns' work.
 // A step's bound is its rendezvous (each sync message: per hop hop_us + 2P,
 // + switch_us at a switch; then receive_us) plus its slowest flow's; the
 // collective's is the sum over steps, each step bounded from the moment the

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -16,10 +17,12 @@ struct StepAcc {
   std::map<FlowKey, Flow> flows;
   std::map<FlowKey, Flow> sync;
   bool reduce = false;
+  // Per flow of `flows`, its bytes per engine.
+  std::map<FlowKey, std::map<uint32_t, uint64_t>> engine_bytes;
 };
 
-void AddSend(const Topology& topo, uint32_t chip, const Instr& in,
-             std::map<FlowKey, Flow>& flows) {
+FlowKey AddSend(const Topology& topo, uint32_t chip, const Instr& in,
+                std::map<FlowKey, Flow>& flows) {
   std::vector<uint32_t> path =
       topo.Path(chip, in.peer, Topology::FlowHash(chip, in.peer, in.qp_id));
   FlowKey key{chip, in.peer, in.bytes > 0 ? path : std::vector<uint32_t>{}};
@@ -32,6 +35,7 @@ void AddSend(const Topology& topo, uint32_t chip, const Instr& in,
   }
   f.bytes += in.bytes;
   f.stripes += in.bytes > 0 ? 1 : 0;
+  return key;
 }
 
 }  // namespace
@@ -68,7 +72,8 @@ absl::StatusOr<StepView> BuildStepView(const Program& program,
           AddSend(topology, chip, in, acc[step].sync);
           continue;
         }
-        AddSend(topology, chip, in, acc[step].flows);
+        const FlowKey key = AddSend(topology, chip, in, acc[step].flows);
+        acc[step].engine_bytes[key][in.qp_id >> 2] += in.bytes;
         acc[step].reduce = acc[step].reduce || in.reduce_sum;
         moved = true;
       }
@@ -80,7 +85,12 @@ absl::StatusOr<StepView> BuildStepView(const Program& program,
     if (a.flows.empty() && a.sync.empty()) continue;
     Step s;
     s.reduce = a.reduce;
-    for (auto& [key, flow] : a.flows) s.flows.push_back(std::move(flow));
+    for (auto& [key, flow] : a.flows) {
+      for (const auto& [engine, bytes] : a.engine_bytes[key]) {
+        flow.busiest_engine_bytes = std::max(flow.busiest_engine_bytes, bytes);
+      }
+      s.flows.push_back(std::move(flow));
+    }
     for (auto& [key, flow] : a.sync) s.sync.push_back(std::move(flow));
     view.steps.push_back(std::move(s));
   }

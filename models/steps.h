@@ -24,6 +24,9 @@ struct Flow {
   uint64_t bytes = 0;
   uint32_t stripes = 0;         // Transfers (one per CDMA engine) it carries
   std::vector<uint32_t> links;  // directed links, Topology::links() indices
+  // The most of its bytes one CDMA engine (a stream's: qp_id >> 2) moves;
+  // 0: not counted (all of them, as if on one engine).
+  uint64_t busiest_engine_bytes = 0;
 };
 
 struct Step {

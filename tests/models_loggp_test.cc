@@ -59,12 +59,11 @@ TEST(StepViewTest, RingAllReduceHasTwoPhasesOfNMinusOneSteps) {
     ASSERT_EQ(v.steps[k].flows.size(), 8u);  // every chip sends to next
     // Only step 0 opens with a rendezvous (each chip to its prev).
     EXPECT_EQ(v.steps[k].sync.size(), k == 0 ? 8u : 0u);
-    // Only step 0 opens with a rendezvous (each chip to its prev).
-    EXPECT_EQ(v.steps[k].sync.size(), k == 0 ? 8u : 0u);
     for (const Flow& f : v.steps[k].flows) {
       EXPECT_EQ(f.dst, (f.src + 1) % 8);
       EXPECT_EQ(f.bytes, (8u << 20) / 8);  // one chunk, M / N
       EXPECT_EQ(f.stripes, 8u);            // over the 8 CDMA engines
+      EXPECT_EQ(f.busiest_engine_bytes, (8u << 20) / 8 / 8);  // one stripe
       EXPECT_EQ(f.links.size(), 1u);       // a neighbour: one hop
     }
   }
@@ -79,6 +78,8 @@ TEST(StepViewTest, PairwiseAllToAllIsOneStepOfAllPairs) {
   EXPECT_EQ(v.steps[0].flows.size(), 16u);
   for (const Flow& f : v.steps[0].flows) {
     EXPECT_EQ(f.bytes, 1024u);  // M / N
+    // Striped over the 8 engines: 128 bytes each.
+    EXPECT_EQ(f.busiest_engine_bytes, 128u);
     // chip -> switch -> chip; a local copy crosses nothing.
     EXPECT_EQ(f.links.size(), f.src == f.dst ? 0u : 2u);
   }

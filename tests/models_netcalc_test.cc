@@ -1,8 +1,12 @@
 // Network calculus: rate-latency concatenation and delay bounds by hand.
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "hw/config.h"
+#include "hw/network.h"
+#include "hw/port.h"
 #include "hw/topology.h"
 #include "models/net_params.h"
 #include "models/netcalc.h"
@@ -21,10 +25,18 @@ TEST(NetCalcTest, ConcatenationOverThreeHops) {
   EXPECT_TRUE(std::isinf(DelayBoundUs({1e6, 150e9}, s)));
 }
 
+// TPS186 with its blocks hashed over the 4 lane groups (a flow may get only
+// one) instead of its XOR fold.
+NetParams HashedTps186() {
+  NetParams net = NetParamsFromHw(DefaultTps186());
+  net.interleave = InterleaveKind::kHash;
+  return net;
+}
+
 // Two flows into chip 2 through a switch: on the downlink R = 360 / 4 / 2
-// GB/s (TPS186 hashes blocks over 4 lane groups: a flow may get only one).
+// GB/s with hashed lane groups.
 TEST(NetCalcTest, FlowServersThroughASwitch) {
-  const NetParams net = NetParamsFromHw(DefaultTps186());
+  const NetParams net = HashedTps186();
   const Topology topo = *Topology::Build(TopologyKind::kSwitch, 3);
   Step s;
   for (uint32_t src : {0u, 1u}) {
@@ -47,16 +59,16 @@ TEST(NetCalcTest, FlowServersThroughASwitch) {
   EXPECT_NEAR(NcStepBoundUs(s, topo, net), t + 2 * lane_packet + 40, 1e-9);
   // Spread round-robin, a flow is guaranteed the whole link's share.
   NetParams rr = net;
-  rr.hashed_lanes = false;
+  rr.interleave = InterleaveKind::kRoundRobin;
   EXPECT_NEAR(NcStepBoundUs(s, topo, rr), t + 2 * lane_packet + 10, 1e-9);
 }
 
 // A chip's engines serve its Transfers in order: chip 0's two flows of a
 // full mesh, each on its own link, may pass one after another, each at its
-// own guaranteed rate (one lane group of its link: 360 / 4 GB/s), so the
-// later one is through only after both.
+// own guaranteed rate (hashed: one lane group of its link, 360 / 4 GB/s),
+// so the later one is through only after both.
 TEST(NetCalcTest, AChipsFlowsPassInOrder) {
-  const NetParams net = NetParamsFromHw(DefaultTps186());
+  const NetParams net = HashedTps186();
   const Topology topo = *Topology::Build(TopologyKind::kFullMesh, 3);
   Step s;
   for (uint32_t dst : {1u, 2u}) {
@@ -77,6 +89,123 @@ TEST(NetCalcTest, AChipsFlowsPassInOrder) {
   s.flows.pop_back();
   EXPECT_NEAR(NcStepBoundUs(s, topo, net),
               0.29 + 0.225 + lane_packet + 20 + lane_packet, 1e-9);
+}
+
+// Fair shares charge a large flow for every small one beside it: chip 0's
+// 1.8 MB and nine chips' 4 KiB into chip 10 through a switch, blocks spread
+// round-robin. The downlink's fair share is 360 / 10 GB/s (50 us), but all
+// the step's work on the flow's servers is much less: its busiest engine's
+// 225,000 bytes at 64 GB/s, its uplink's 1.8 MB and its downlink's
+// 1.8 MB + 9 x 4 KiB at 360 GB/s.
+TEST(NetCalcTest, NoLongerThanBehindAllTheStepsWork) {
+  NetParams net = NetParamsFromHw(DefaultTps186());
+  net.interleave = InterleaveKind::kRoundRobin;
+  const Topology topo = *Topology::Build(TopologyKind::kSwitch, 11);
+  Step s;
+  s.flows.push_back({0, 10, 1'800'000, 8, topo.Path(0, 10), 1'800'000 / 8});
+  for (uint32_t src = 1; src <= 9; ++src) {
+    s.flows.push_back({src, 10, 4096, 8, topo.Path(src, 10), 512});
+  }
+  // The fair share: 1.8e6 / 36e9 s = 50 us.
+  EXPECT_DOUBLE_EQ(Concatenate(NcFlowServers(s, 0, topo, net)).rate_bps,
+                   360e9 / 10);
+  const double lane_packet = 320 / 100e9 * 1e6;  // 0.0032 us
+  // T = startup + (crossing + packet) + (crossing + packet + forwarding +
+  // packet), as in FlowServersThroughASwitch.
+  const double t =
+      0.29 + (0.225 + lane_packet) + (0.225 + lane_packet + 1.0 + lane_packet);
+  const double work = 225000 / 64e9 * 1e6 +              // 3.515625 us
+                      1.8e6 / 360e9 * 1e6 +              // 5 us
+                      (1.8e6 + 9 * 4096) / 360e9 * 1e6;  // 5.1024 us
+  // Then the arrival notice: one lane packet per hop.
+  EXPECT_NEAR(NcStepBoundUs(s, topo, net), t + work + 2 * lane_packet, 1e-9);
+  // Without the engines' split the step view gives, the flow counts as on
+  // one engine: 1.8e6 / 64e9 s = 28.125 us.
+  s.flows[0].busiest_engine_bytes = 0;
+  EXPECT_NEAR(NcStepBoundUs(s, topo, net),
+              t + work - 3.515625 + 28.125 + 2 * lane_packet, 1e-9);
+  // Chip 0 also sends 1.8 MB to chip 9, whose downlink carries nothing
+  // else: its two pairs take their turns. The turn to 9: 3.515625 us on the
+  // engine, 5 on the uplink (the chip's other pair takes its own turn), 5
+  // on the downlink; the chip's 16 Transfers on 8 engines: 2 startups.
+  s.flows[0].busiest_engine_bytes = 1'800'000 / 8;
+  s.flows.push_back({0, 9, 1'800'000, 8, topo.Path(0, 9), 1'800'000 / 8});
+  const double turn_to_9 = 3.515625 + 5 + 5;
+  EXPECT_NEAR(NcStepBoundUs(s, topo, net),
+              t + 0.29 + work + turn_to_9 + 2 * lane_packet, 1e-9);
+}
+
+// TPS186 folds block numbers by XOR (4 lane groups, blocks of one 288-byte
+// payload): a flow's busiest lane group carries little more than a quarter
+// of it, so the step's work on a link is near the link's bytes at its full
+// rate (the fair-share servers keep one lane group: LaneDivisor).
+TEST(NetCalcTest, XorSpreadsALargeFlowOverTheLaneGroups) {
+  const NetParams net = NetParamsFromHw(DefaultTps186());
+  ASSERT_EQ(net.interleave, InterleaveKind::kXor);
+  ASSERT_EQ(net.interleave_block_bytes, 288u);
+  // 1.8e6 bytes in 8 stripes: blocks = (1.8e6 / 288 + 2 * 8 + 8 * 3) / 4 + 8
+  // = (6250 + 40) / 4 + 8 = 1580.5 on the busiest lane group, 288 bytes
+  // each: 455,184 bytes.
+  EXPECT_DOUBLE_EQ(WorstLaneBytes(net, 1.8e6, 8), 1580.5 * 288);
+  const Topology topo = *Topology::Build(TopologyKind::kFullMesh, 2);
+  Step s;
+  s.flows.push_back({0, 1, 1'800'000, 8, topo.Path(0, 1), 1'800'000 / 8});
+  const std::vector<RateLatency> h = NcFlowServers(s, 0, topo, net);
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_DOUBLE_EQ(h[1].rate_bps, 360e9 / 4);    // fair share: one lane group
+  const double lane_packet = 320 / 100e9 * 1e6;  // 0.0032 us
+  const double t = 0.29 + 0.225 + lane_packet;
+  // The servers give 1.8e6 / 90e9 s = 20 us; the work: the busiest engine's
+  // 225,000 bytes at 64 GB/s, then 455,184 bytes at one lane group's
+  // 90 GB/s: 3.515625 + 5.0576 us.
+  const double work = 225000 / 64e9 * 1e6 + 455184 / 90e9 * 1e6;
+  EXPECT_NEAR(NcStepBoundUs(s, topo, net), t + work + lane_packet, 1e-9);
+  // 4 KiB in 8 stripes: (14.2 + 40) / 4 + 8 = 21.6 blocks, more than the
+  // flow: all of it may be on one lane group, as hashed; the servers'
+  // 4096 / 90e9 s is then the smaller.
+  EXPECT_DOUBLE_EQ(WorstLaneBytes(net, 4096, 8), 4096);
+  s.flows[0].bytes = 4096;
+  s.flows[0].busiest_engine_bytes = 512;
+  EXPECT_NEAR(NcStepBoundUs(s, topo, net), t + 4096 / 90e9 * 1e6 + lane_packet,
+              1e-9);
+  // Blocks of two payloads (512 and 256 bytes), one stripe of 64 KiB:
+  // (128 + 2 + 3) / 4 + 1 = 34.25 blocks of at most 2 packets' starts.
+  NetParams wide = net;
+  wide.interleave_block_bytes = 512;
+  wide.packet_payload_bytes = 256;
+  EXPECT_DOUBLE_EQ(WorstLaneBytes(wide, 65536, 1), 34.25 * 2 * 256);
+  // Round-robin: an even quarter; a hash: all of it.
+  wide.interleave = InterleaveKind::kRoundRobin;
+  EXPECT_DOUBLE_EQ(WorstLaneBytes(wide, 65536, 1), 16384);
+  wide.interleave = InterleaveKind::kHash;
+  EXPECT_DOUBLE_EQ(WorstLaneBytes(wide, 65536, 1), 65536);
+}
+
+// WorstLaneBytes holds for the lane groups the replay gives a Transfer's
+// packets (AddressLaneGroup of each packet's global address, as CdmaUnit
+// emits them): at every start offset and size tried, no lane group gets
+// more of a stripe's payload than the bound.
+TEST(NetCalcTest, XorBoundHoldsForTheReplaysLaneGroups) {
+  for (const uint32_t block : {288u, 512u, 128u}) {
+    HwConfig hw = DefaultTps186();
+    hw.interleave_block_bytes = block;
+    const NetParams net = NetParamsFromHw(hw);
+    const uint64_t pay = hw.packet_payload_bytes;
+    for (const uint64_t bytes :
+         {1ull, 300ull, 1000ull, 4096ull, 65536ull, 100'000ull, 1'048'576ull}) {
+      for (const uint64_t start : {0ull, 1ull, 287ull, 1000ull, 123'457ull}) {
+        std::vector<uint64_t> lane(hw.lane_groups, 0);
+        for (uint64_t off = 0; off < bytes; off += pay) {
+          lane[AddressLaneGroup(hw, GlobalAddress(3, start + off))] +=
+              std::min(pay, bytes - off);
+        }
+        const uint64_t most = *std::max_element(lane.begin(), lane.end());
+        EXPECT_LE(static_cast<double>(most),
+                  WorstLaneBytes(net, static_cast<double>(bytes), 1))
+            << "block " << block << ", " << bytes << " bytes from " << start;
+      }
+    }
+  }
 }
 
 }  // namespace
