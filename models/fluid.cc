@@ -88,9 +88,38 @@ double FluidStepUs(const Step& step, const Topology& topo,
 
 double FluidScheduleUs(const StepView& view, const Topology& topo,
                        const NetParams& net) {
-  double t = 0;
-  for (const Step& s : view.steps) t += FluidStepUs(s, topo, net);
-  return t;
+  // Per chip, when it may start its next step: its own flows have left its
+  // engines, and the flows to it have landed (their arrival notices
+  // counted).
+  std::vector<double> ready(view.num_chips, 0.0);
+  double end = 0;
+  std::vector<double> capacity;
+  std::vector<FluidFlow> flows;
+  for (const Step& s : view.steps) {
+    FluidProblem(s, topo, net, &capacity, &flows);
+    const std::vector<double> finish = FluidFinishTimesUs(capacity, flows);
+    const double sync = SyncLatencyUs(net, topo, s);
+    std::vector<double> next = ready;
+    // A rendezvous: the ready message from each destination.
+    for (const Flow& g : s.sync) {
+      next[g.dst] = std::max(next[g.dst], ready[g.src] + sync);
+    }
+    for (size_t i = 0; i < s.flows.size(); ++i) {
+      const Flow& f = s.flows[i];
+      const double start = s.sync.empty()
+                               ? ready[f.src]
+                               : std::max(ready[f.src], ready[f.dst]) + sync;
+      const double sent = start + net.startup_us + finish[i];
+      const double landed =
+          sent + PathLatencyUs(net, topo, f.links) + net.receive_us;
+      next[f.src] = std::max(next[f.src], sent);
+      next[f.dst] = std::max(next[f.dst], landed);
+      end = std::max(end, landed);
+    }
+    ready = std::move(next);
+  }
+  for (double r : ready) end = std::max(end, r);
+  return end;
 }
 
 }  // namespace ccreplay

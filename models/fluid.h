@@ -11,8 +11,14 @@
 // (inject_bps); a flow of S stripes demands at most S * engine_bps (one
 // engine per stripe). A flow f finishes its bytes at t_f under these rates;
 // the step lasts its rendezvous (SyncLatencyUs) plus max over f of
-// startup_us + t_f + path latency + receive_us,
-// and the schedule is the sum of its steps (each step waits for the last).
+// startup_us + t_f + path latency + receive_us.
+// The schedule (FluidScheduleUs) walks the steps chip by chip, not in
+// lockstep: a chip starts its step k + 1 once its own flows of step k have
+// left its engines (start + startup_us + t_f) and the flows to it have
+// landed (+ path latency + receive_us); a flow of a step with a rendezvous
+// starts once its source is ready and its destination was, plus the
+// rendezvous. The schedule ends with the last landing. Each step's rates
+// are still those of all its flows at once.
 #ifndef CCREPLAY_MODELS_FLUID_H_
 #define CCREPLAY_MODELS_FLUID_H_
 

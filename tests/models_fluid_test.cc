@@ -93,5 +93,36 @@ TEST(FluidStepTest, OneStripeFlowRunsAtOneEngine) {
   EXPECT_NEAR(FluidStepUs(s, topo, net), 0.29 + 10 + 0.225, 1e-9);
 }
 
+// The schedule walks chip by chip: in step 0 chip 0 sends 1.8 MB to chip 1
+// (5 us at the link's 360 GB/s) while chip 1 sends 64 KiB to chip 2; in step
+// 1 chip 2 forwards 64 KiB to chip 0. Chip 2 starts its step 1 once chip
+// 1's 64 KiB has landed, not after chip 0's 1.8 MB: the schedule ends with
+// the 1.8 MB's landing. In lockstep it would be both steps' slowest flows.
+TEST(FluidScheduleTest, ChipsStartTheirNextStepWhenTheirDataLanded) {
+  const NetParams net = NetParamsFromHw(DefaultTps186());
+  const Topology topo = *Topology::Build(TopologyKind::kRing, 3);
+  StepView v;
+  v.num_chips = 3;
+  Step s0;
+  s0.flows.push_back({0, 1, 1'800'000, 8, topo.Path(0, 1)});
+  s0.flows.push_back({1, 2, 65536, 8, topo.Path(1, 2)});
+  Step s1;
+  s1.flows.push_back({2, 0, 65536, 8, topo.Path(2, 0)});
+  v.steps = {s0, s1};
+  // Each flow: startup 0.29 + bytes / 360e9 + one link crossing 0.225.
+  const double big = 0.29 + 1.8e6 / 360e9 * 1e6 + 0.225;  // 5.515 us
+  const double small = 0.29 + 65536 / 360e9 * 1e6 + 0.225;
+  // Chip 2 forwards at `small` (its data landed) and is done at 2 small.
+  ASSERT_LT(2 * small, big);
+  EXPECT_NEAR(FluidScheduleUs(v, topo, net), big, 1e-9);
+  // Lockstep, the sum of the steps: big + small.
+  EXPECT_NEAR(FluidStepUs(s0, topo, net) + FluidStepUs(s1, topo, net),
+              big + small, 1e-9);
+  // Step 1's flow from chip 0 instead: it starts once the 1.8 MB has left
+  // chip 0's engines (big less the crossing) and lands `small` later.
+  v.steps[1].flows[0] = {0, 2, 65536, 8, topo.Path(0, 2)};
+  EXPECT_NEAR(FluidScheduleUs(v, topo, net), big - 0.225 + small, 1e-9);
+}
+
 }  // namespace
 }  // namespace ccreplay
