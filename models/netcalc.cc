@@ -179,9 +179,12 @@ std::vector<RateLatency> Servers(const Flow& flow, const StepCounts& c,
                               flow.stripes * net.engine_bps),
                      net.startup_us * per_engine});
   const double lanes = LaneDivisor(net);
+  // At the whole link's rate (spread round-robin) the flow's last packet
+  // still crosses one lane group at 1/W of it: one more lane packet.
+  const double last_packet = lanes < net.lane_groups ? LanePacketUs(net) : 0.0;
   for (uint32_t l : flow.links) {
     RateLatency hop{net.link_payload_bps / lanes / c.flows_on_link[l],
-                    net.hop_us + LanePacketUs(net)};
+                    net.hop_us + LanePacketUs(net) + last_packet};
     if (topo.IsSwitch(topo.links()[l].src)) {
       hop.latency_us += net.switch_us + LanePacketUs(net);
     }

@@ -26,6 +26,8 @@
 //              already on the wire)
 //              + switch_us + P when the link leaves a switch
 //              (store-and-forward of the flow's packet)
+//              + P with W = 1 (round-robin): the flow's own last packet on
+//              one lane group
 // and the message that follows the data adds P per hop and receive_us.
 // A chip's engines serve its Transfers in order, one stripe of a pair's
 // blocks each, so a chip's (src, dst) pairs may pass one after another (the

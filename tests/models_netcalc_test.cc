@@ -57,10 +57,13 @@ TEST(NetCalcTest, FlowServersThroughASwitch) {
   // takes one lane packet per hop (2); sigma / R = 1.8e6 / 45e9 s = 40 us.
   const double t = 0.29 + 0.2282 + 1.2314;
   EXPECT_NEAR(NcStepBoundUs(s, topo, net), t + 2 * lane_packet + 40, 1e-9);
-  // Spread round-robin, a flow is guaranteed the whole link's share.
+  // Spread round-robin, a flow is guaranteed the whole link's share, and
+  // its last packet still crosses one lane group at 1/4 of it: one more
+  // lane packet per hop.
   NetParams rr = net;
   rr.interleave = InterleaveKind::kRoundRobin;
-  EXPECT_NEAR(NcStepBoundUs(s, topo, rr), t + 2 * lane_packet + 10, 1e-9);
+  EXPECT_NEAR(NcStepBoundUs(s, topo, rr),
+              t + 2 * lane_packet + 2 * lane_packet + 10, 1e-9);
 }
 
 // A chip's engines serve its Transfers in order: chip 0's two flows of a
@@ -111,9 +114,10 @@ TEST(NetCalcTest, NoLongerThanBehindAllTheStepsWork) {
                    360e9 / 10);
   const double lane_packet = 320 / 100e9 * 1e6;  // 0.0032 us
   // T = startup + (crossing + packet) + (crossing + packet + forwarding +
-  // packet), as in FlowServersThroughASwitch.
-  const double t =
-      0.29 + (0.225 + lane_packet) + (0.225 + lane_packet + 1.0 + lane_packet);
+  // packet), as in FlowServersThroughASwitch, and round-robin's own last
+  // packet on one lane group per hop.
+  const double t = 0.29 + (0.225 + 2 * lane_packet) +
+                   (0.225 + 2 * lane_packet + 1.0 + lane_packet);
   const double work = 225000 / 64e9 * 1e6 +              // 3.515625 us
                       1.8e6 / 360e9 * 1e6 +              // 5 us
                       (1.8e6 + 9 * 4096) / 360e9 * 1e6;  // 5.1024 us
