@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -16,6 +17,7 @@
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "hw/topology.h"
 
 namespace ccreplay {
 namespace {
@@ -152,6 +154,25 @@ absl::StatusOr<v1::PlogpCalibration> ReadCalibrationFile(
   return cal;
 }
 
+namespace {
+
+// The system of a calibration without --n: the config's chip count where
+// it fixes one, else the fewest chips (at least 2) the topology can shape
+// (a board or torus may need more than 2); said on standard error.
+uint32_t CalibrationChips(const HwConfig& hw,
+                          const std::pair<TopologyKind, TopologyParams>& topo) {
+  uint32_t n = hw.num_chips;
+  for (uint32_t k = 2; n == 0 && k <= 4096; ++k) {
+    if (Topology::Build(topo.first, k, topo.second).ok()) n = k;
+  }
+  if (n == 0) n = 2;  // the calibration reports why none fits
+  std::cerr << "ccreplay calibrate: --n not given: " << n << " chips"
+            << (hw.num_chips != 0 ? ", the hardware config's" : "") << "\n";
+  return n;
+}
+
+}  // namespace
+
 void AddCalibrateCommand(CLI::App& app, int* exit_code) {
   struct Args {
     CommonFlags common;
@@ -193,13 +214,13 @@ void AddCalibrateCommand(CLI::App& app, int* exit_code) {
       return;
     }
     if (args->topology.empty()) args->topology = DefaultTopology(*hw);
-    if (n_opt->count() == 0 && hw->num_chips != 0) args->n = hw->num_chips;
     auto topo = ParseTopologySpec(args->topology, hw->topology_params);
     if (!topo.ok()) {
       *exit_code = Fail(absl::InvalidArgumentError(absl::StrCat(
           "--topology '", args->topology, "': ", topo.status().message())));
       return;
     }
+    if (n_opt->count() == 0) args->n = CalibrationChips(*hw, *topo);
     auto budget = args->budget.Budget();
     if (!budget.ok()) {
       *exit_code = Fail(budget.status());

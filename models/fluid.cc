@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <utility>
 
 namespace ccreplay {
 namespace {
@@ -91,24 +93,30 @@ double FluidScheduleUs(const StepView& view, const Topology& topo,
   // Per chip, when it may start its next step: its own flows have left its
   // engines, and the flows to it have landed (their arrival notices
   // counted).
-  std::vector<double> ready(view.num_chips, 0.0);
+  std::vector<double> ready(topo.num_chips(), 0.0);
   double end = 0;
   std::vector<double> capacity;
   std::vector<FluidFlow> flows;
   for (const Step& s : view.steps) {
     FluidProblem(s, topo, net, &capacity, &flows);
     const std::vector<double> finish = FluidFinishTimesUs(capacity, flows);
-    const double sync = SyncLatencyUs(net, topo, s);
     std::vector<double> next = ready;
-    // A rendezvous: the ready message from each destination.
+    // A rendezvous: each ready message (from a destination to its sender)
+    // lands after its own path latency and receive_us.
+    std::map<std::pair<uint32_t, uint32_t>, double> ready_message;
     for (const Flow& g : s.sync) {
-      next[g.dst] = std::max(next[g.dst], ready[g.src] + sync);
+      const double landed =
+          ready[g.src] + PathLatencyUs(net, topo, g.links) + net.receive_us;
+      double& at = ready_message[{g.src, g.dst}];
+      at = std::max(at, landed);
+      next[g.dst] = std::max(next[g.dst], landed);
     }
     for (size_t i = 0; i < s.flows.size(); ++i) {
       const Flow& f = s.flows[i];
-      const double start = s.sync.empty()
+      const auto message = ready_message.find({f.dst, f.src});
+      const double start = message == ready_message.end()
                                ? ready[f.src]
-                               : std::max(ready[f.src], ready[f.dst]) + sync;
+                               : std::max(ready[f.src], message->second);
       const double sent = start + net.startup_us + finish[i];
       const double landed =
           sent + PathLatencyUs(net, topo, f.links) + net.receive_us;

@@ -15,9 +15,10 @@
 // The schedule (FluidScheduleUs) walks the steps chip by chip, not in
 // lockstep: a chip starts its step k + 1 once its own flows of step k have
 // left its engines (start + startup_us + t_f) and the flows to it have
-// landed (+ path latency + receive_us); a flow of a step with a rendezvous
-// starts once its source is ready and its destination was, plus the
-// rendezvous. The schedule ends with the last landing. Each step's rates
+// landed (+ path latency + receive_us); a flow whose destination sends it a
+// ready message (a rendezvous) also waits for that message to land (its
+// path latency + receive_us after the destination was ready). The schedule
+// ends with the last landing. Each step's rates
 // are still those of all its flows at once.
 #ifndef CCREPLAY_MODELS_FLUID_H_
 #define CCREPLAY_MODELS_FLUID_H_

@@ -22,6 +22,8 @@ NetParams NetParamsFromHw(const HwConfig& hw) {
   p.lane_groups = hw.lane_groups;
   p.interleave = hw.interleave;
   p.packet_payload_bytes = hw.packet_payload_bytes;
+  p.packet_header_bytes = hw.packet_header_bytes;
+  p.link_wire_bps = static_cast<double>(hw.link_bytes_per_s);
   p.interleave_block_bytes = hw.interleave_block_bytes != 0
                                  ? hw.interleave_block_bytes
                                  : hw.packet_payload_bytes;
@@ -33,25 +35,28 @@ NetParams NetParamsFromHw(const HwConfig& hw) {
   return p;
 }
 
-double WorstLaneBytes(const NetParams& p, double bytes, uint32_t stripes) {
+double WorstLaneWireBytes(const NetParams& p, double bytes, uint32_t stripes) {
+  if (bytes <= 0) return 0;
+  const double pay = static_cast<double>(p.packet_payload_bytes);
+  const double header = static_cast<double>(p.packet_header_bytes);
+  const double s = std::max<uint32_t>(1, stripes);
+  const double wire = pay > 0 ? bytes + header * (bytes / pay + s) : bytes;
   const uint32_t w = p.lane_groups;
-  if (w <= 1 || bytes <= 0) return bytes;
+  if (w <= 1) return wire;
   switch (p.interleave) {
     case InterleaveKind::kRoundRobin:
-      return bytes / w;
+      return wire / w;
     case InterleaveKind::kHash:
-      return bytes;
+      return wire;
     case InterleaveKind::kXor:
       break;
   }
   const double b = static_cast<double>(p.interleave_block_bytes);
-  const double pay = static_cast<double>(p.packet_payload_bytes);
-  if (b <= 0 || pay <= 0 || (w & (w - 1)) != 0) return bytes;
-  const double s = std::max<uint32_t>(1, stripes);
+  if (b <= 0 || pay <= 0 || (w & (w - 1)) != 0) return wire;
   // Per stripe ceil(R_s / W) + 1 <= (R_s + W - 1) / W + 1 blocks.
   const double blocks = (bytes / b + 2 * s + s * (w - 1)) / w + s;
   const double per_block = std::ceil(b / pay);
-  return std::min(bytes, blocks * per_block * pay);
+  return std::min(wire, blocks * per_block * (pay + header));
 }
 
 double PathLatencyUs(const NetParams& p, const Topology& topo,

@@ -41,9 +41,12 @@ struct NetParams {
   // run of lane_groups blocks) or an address hash (any split possible).
   uint32_t lane_groups = 1;
   InterleaveKind interleave = InterleaveKind::kRoundRobin;
-  // kXor's block (hw.interleave_block_bytes) and a packet's payload, bytes.
+  // kXor's block (hw.interleave_block_bytes), a packet's payload and
+  // header, bytes; a link's rate in wire bytes (payload and headers).
   uint64_t interleave_block_bytes = 0;
   uint64_t packet_payload_bytes = 0;
+  uint64_t packet_header_bytes = 0;
+  double link_wire_bps = 0;
   // One packet's slot on a link, (payload + header) / link rate, us: the
   // smallest gap between two messages (LogP g) and the M/D/1 service time.
   // TPS186 320 B / 400e9 = 0.0008.
@@ -52,16 +55,19 @@ struct NetParams {
 
 NetParams NetParamsFromHw(const HwConfig& hw);
 
-// The most payload bytes of a flow of `bytes` in `stripes` Transfers (each
-// a contiguous address range) that the interleave can put on one lane group
-// (docs/models.md, "Network calculus"): bytes / lane_groups with
-// round-robin; all of them with a hash (or one lane group); with XOR, of
-// block b, payload p and W lane groups, a stripe's packets start in at most
+// The most wire bytes (payload and headers) of a flow of `bytes` in
+// `stripes` Transfers (each a contiguous address range) that the interleave
+// can put on one lane group (docs/models.md, "Network calculus"). The flow
+// is at most bytes / p + S packets of payload p, so at most
+// wire = bytes + header * (bytes / p + S); of that, wire / lane_groups with
+// round-robin spreading; all of it with a hash (or one lane group); with
+// XOR, of block b and W lane groups, a stripe's packets start in at most
 // R <= (bytes_s - 1) / b + 2 consecutive block numbers, every aligned run of
 // W of which holds each lane group once, so one lane group gets at most
-// ceil(R / W) + 1 of them, each with at most ceil(b / p) packets of p bytes;
-// summed over the stripes (sum R <= bytes / b + 2S) and capped at `bytes`.
-double WorstLaneBytes(const NetParams& p, double bytes, uint32_t stripes);
+// ceil(R / W) + 1 of them, each with at most ceil(b / p) packets of
+// p + header wire bytes; summed over the stripes (sum R <= bytes / b + 2S)
+// and capped at `wire`.
+double WorstLaneWireBytes(const NetParams& p, double bytes, uint32_t stripes);
 
 // Latency of a path with no data on it, us: every chip link crossing
 // (hop_us) and switch output (switch_hop_us),

@@ -55,16 +55,16 @@ double SyncBoundUs(const Step& step, const Topology& topo,
 // engine is one), which can give a forwarded flow less; a lane group's
 // worth of slack covers that, the fold's near-even spread does not (the
 // bound fell 20% short for HD on an 8-chip ring at 16 and 64 MB, session
-// 23). WorkUs, below, uses the fold's spread: it needs no fairness.
+// 23). TurnWorkUs, below, uses the fold's spread: it needs no fairness.
 double LaneDivisor(const NetParams& net) {
   return net.interleave != InterleaveKind::kRoundRobin
              ? std::max<uint32_t>(1, net.lane_groups)
              : 1.0;
 }
 
-// The most of a flow's bytes one lane group of its links may carry.
+// The most wire bytes of a flow one lane group of its links may carry.
 double LaneBytes(const Flow& f, const NetParams& net) {
-  return WorstLaneBytes(net, static_cast<double>(f.bytes), f.stripes);
+  return WorstLaneWireBytes(net, static_cast<double>(f.bytes), f.stripes);
 }
 
 // One (src, dst) pair's turn, whatever the order of service (so whatever
@@ -90,7 +90,7 @@ double TurnWorkUs(const std::vector<const Flow*>& subs,
     for (uint32_t l : f->links) {
       const double ahead =
           lane_load[l] - chip_lane_load[l].at(f->src) + own.at(l);
-      us += ahead * lanes / net.link_payload_bps * 1e6;
+      us += ahead * lanes / net.link_wire_bps * 1e6;
     }
     slowest_us = std::max(slowest_us, us);
   }
@@ -117,7 +117,7 @@ StepCounts Count(const Step& step, const Topology& topo, const NetParams& net) {
   std::vector<std::map<uint32_t, uint32_t>> chip_flows_on_link(
       topo.links().size());
   // Per link: the most bytes of the step its busiest lane group may carry
-  // (every flow's WorstLaneBytes), all chips' and per chip.
+  // (every flow's WorstLaneWireBytes), all chips' and per chip.
   std::vector<double> lane_load(topo.links().size(), 0.0);
   std::vector<std::map<uint32_t, double>> chip_lane_load(topo.links().size());
   std::map<std::pair<uint32_t, uint32_t>, std::vector<const Flow*>> pairs;

@@ -42,8 +42,9 @@
 // Whatever the order of service, a pair's turn also ends once the work
 // ahead of each sub-flow s is done: its busiest engine's bytes at
 // engine_bps, and on each link h of its path
-// (B_h - B_h,c + B_h,p) * lane_groups / link_payload_bps, B_h the sum over
-// the step's flows on h of WorstLaneBytes (models/net_params.h), B_h,c that
+// (B_h - B_h,c + B_h,p) * lane_groups / link_bps (wire bytes), B_h the sum
+// over the step's flows on h of WorstLaneWireBytes (models/net_params.h),
+// B_h,c that
 // of the chip's flows, B_h,p the pair's (links serve whenever they hold
 // data); a flow's bound is the smaller of T + its chip's pairs' in-order
 // sum above and T + the sum of their turns' work.

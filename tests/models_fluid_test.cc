@@ -122,6 +122,16 @@ TEST(FluidScheduleTest, ChipsStartTheirNextStepWhenTheirDataLanded) {
   // chip 0's engines (big less the crossing) and lands `small` later.
   v.steps[1].flows[0] = {0, 2, 65536, 8, topo.Path(0, 2)};
   EXPECT_NEAR(FluidScheduleUs(v, topo, net), big - 0.225 + small, 1e-9);
+  // A rendezvous: chip 1 tells chip 0 its buffer is ready (one crossing,
+  // 0.225 us, receive_us 0 on TPS186) before chip 0's 64 KiB; chip 2's
+  // ready message to chip 1 gates nothing here.
+  Step r;
+  r.sync.push_back({1, 0, 0, 0, topo.Path(1, 0)});
+  r.sync.push_back({2, 1, 0, 0, topo.Path(2, 1)});
+  r.flows.push_back({0, 1, 65536, 8, topo.Path(0, 1)});
+  v.steps = {r};
+  ASSERT_EQ(net.receive_us, 0.0);
+  EXPECT_NEAR(FluidScheduleUs(v, topo, net), 0.225 + small, 1e-9);
 }
 
 }  // namespace

@@ -118,9 +118,13 @@ TEST(NetCalcTest, NoLongerThanBehindAllTheStepsWork) {
   // packet on one lane group per hop.
   const double t = 0.29 + (0.225 + 2 * lane_packet) +
                    (0.225 + 2 * lane_packet + 1.0 + lane_packet);
-  const double work = 225000 / 64e9 * 1e6 +              // 3.515625 us
-                      1.8e6 / 360e9 * 1e6 +              // 5 us
-                      (1.8e6 + 9 * 4096) / 360e9 * 1e6;  // 5.1024 us
+  // In wire bytes at the link's 400 GB/s: a flow of b bytes in 8 stripes
+  // is at most b / 288 + 8 packets, each with a 32-byte header.
+  const double wire_big = 1.8e6 + 32 * (1.8e6 / 288 + 8);  // 2,000,256
+  const double wire_small = 4096 + 32 * (4096.0 / 288 + 8);
+  const double work = 225000 / 64e9 * 1e6 +                       // 3.515625
+                      wire_big / 400e9 * 1e6 +                    // 5.00064
+                      (wire_big + 9 * wire_small) / 400e9 * 1e6;  // 5.1088
   // Then the arrival notice: one lane packet per hop.
   EXPECT_NEAR(NcStepBoundUs(s, topo, net), t + work + 2 * lane_packet, 1e-9);
   // Without the engines' split the step view gives, the flow counts as on
@@ -134,7 +138,7 @@ TEST(NetCalcTest, NoLongerThanBehindAllTheStepsWork) {
   // on the downlink; the chip's 16 Transfers on 8 engines: 2 startups.
   s.flows[0].busiest_engine_bytes = 1'800'000 / 8;
   s.flows.push_back({0, 9, 1'800'000, 8, topo.Path(0, 9), 1'800'000 / 8});
-  const double turn_to_9 = 3.515625 + 5 + 5;
+  const double turn_to_9 = 3.515625 + 2 * wire_big / 400e9 * 1e6;
   EXPECT_NEAR(NcStepBoundUs(s, topo, net),
               t + 0.29 + work + turn_to_9 + 2 * lane_packet, 1e-9);
 }
@@ -148,9 +152,9 @@ TEST(NetCalcTest, XorSpreadsALargeFlowOverTheLaneGroups) {
   ASSERT_EQ(net.interleave, InterleaveKind::kXor);
   ASSERT_EQ(net.interleave_block_bytes, 288u);
   // 1.8e6 bytes in 8 stripes: blocks = (1.8e6 / 288 + 2 * 8 + 8 * 3) / 4 + 8
-  // = (6250 + 40) / 4 + 8 = 1580.5 on the busiest lane group, 288 bytes
-  // each: 455,184 bytes.
-  EXPECT_DOUBLE_EQ(WorstLaneBytes(net, 1.8e6, 8), 1580.5 * 288);
+  // = (6250 + 40) / 4 + 8 = 1580.5 on the busiest lane group, one packet of
+  // 288 + 32 wire bytes each: 505,760 bytes.
+  EXPECT_DOUBLE_EQ(WorstLaneWireBytes(net, 1.8e6, 8), 1580.5 * 320);
   const Topology topo = *Topology::Build(TopologyKind::kFullMesh, 2);
   Step s;
   s.flows.push_back({0, 1, 1'800'000, 8, topo.Path(0, 1), 1'800'000 / 8});
@@ -160,53 +164,61 @@ TEST(NetCalcTest, XorSpreadsALargeFlowOverTheLaneGroups) {
   const double lane_packet = 320 / 100e9 * 1e6;  // 0.0032 us
   const double t = 0.29 + 0.225 + lane_packet;
   // The servers give 1.8e6 / 90e9 s = 20 us; the work: the busiest engine's
-  // 225,000 bytes at 64 GB/s, then 455,184 bytes at one lane group's
-  // 90 GB/s: 3.515625 + 5.0576 us.
-  const double work = 225000 / 64e9 * 1e6 + 455184 / 90e9 * 1e6;
+  // 225,000 bytes at 64 GB/s, then 505,760 wire bytes at one lane group's
+  // 100 GB/s: 3.515625 + 5.0576 us.
+  const double work = 225000 / 64e9 * 1e6 + 505760 / 100e9 * 1e6;
   EXPECT_NEAR(NcStepBoundUs(s, topo, net), t + work + lane_packet, 1e-9);
   // 4 KiB in 8 stripes: (14.2 + 40) / 4 + 8 = 21.6 blocks, more than the
-  // flow: all of it may be on one lane group, as hashed; the servers'
-  // 4096 / 90e9 s is then the smaller.
-  EXPECT_DOUBLE_EQ(WorstLaneBytes(net, 4096, 8), 4096);
+  // flow's at most 4096 / 288 + 8 packets: all of it may be on one lane
+  // group, as hashed; the servers' 4096 / 90e9 s is then the smaller.
+  EXPECT_DOUBLE_EQ(WorstLaneWireBytes(net, 4096, 8),
+                   4096 + 32 * (4096.0 / 288 + 8));
   s.flows[0].bytes = 4096;
   s.flows[0].busiest_engine_bytes = 512;
   EXPECT_NEAR(NcStepBoundUs(s, topo, net), t + 4096 / 90e9 * 1e6 + lane_packet,
               1e-9);
   // Blocks of two payloads (512 and 256 bytes), one stripe of 64 KiB:
-  // (128 + 2 + 3) / 4 + 1 = 34.25 blocks of at most 2 packets' starts.
+  // (128 + 2 + 3) / 4 + 1 = 34.25 blocks of at most 2 packets' starts, of
+  // 256 + 32 wire bytes each.
   NetParams wide = net;
   wide.interleave_block_bytes = 512;
   wide.packet_payload_bytes = 256;
-  EXPECT_DOUBLE_EQ(WorstLaneBytes(wide, 65536, 1), 34.25 * 2 * 256);
-  // Round-robin: an even quarter; a hash: all of it.
+  EXPECT_DOUBLE_EQ(WorstLaneWireBytes(wide, 65536, 1), 34.25 * 2 * 288);
+  // Round-robin: an even quarter of the at most 256 + 1 packets' wire
+  // bytes; a hash: all of them.
+  const double wire = 65536 + 32 * (256 + 1);
   wide.interleave = InterleaveKind::kRoundRobin;
-  EXPECT_DOUBLE_EQ(WorstLaneBytes(wide, 65536, 1), 16384);
+  EXPECT_DOUBLE_EQ(WorstLaneWireBytes(wide, 65536, 1), wire / 4);
   wide.interleave = InterleaveKind::kHash;
-  EXPECT_DOUBLE_EQ(WorstLaneBytes(wide, 65536, 1), 65536);
+  EXPECT_DOUBLE_EQ(WorstLaneWireBytes(wide, 65536, 1), wire);
 }
 
-// WorstLaneBytes holds for the lane groups the replay gives a Transfer's
+// WorstLaneWireBytes holds for the lane groups the replay gives a Transfer's
 // packets (AddressLaneGroup of each packet's global address, as CdmaUnit
 // emits them): at every start offset and size tried, no lane group gets
 // more of a stripe's payload than the bound.
 TEST(NetCalcTest, XorBoundHoldsForTheReplaysLaneGroups) {
-  for (const uint32_t block : {288u, 512u, 128u}) {
-    HwConfig hw = DefaultTps186();
-    hw.interleave_block_bytes = block;
-    const NetParams net = NetParamsFromHw(hw);
-    const uint64_t pay = hw.packet_payload_bytes;
-    for (const uint64_t bytes :
-         {1ull, 300ull, 1000ull, 4096ull, 65536ull, 100'000ull, 1'048'576ull}) {
-      for (const uint64_t start : {0ull, 1ull, 287ull, 1000ull, 123'457ull}) {
-        std::vector<uint64_t> lane(hw.lane_groups, 0);
-        for (uint64_t off = 0; off < bytes; off += pay) {
-          lane[AddressLaneGroup(hw, GlobalAddress(3, start + off))] +=
-              std::min(pay, bytes - off);
+  for (const uint32_t lanes : {2u, 4u, 8u}) {
+    for (const uint32_t block : {288u, 512u, 128u}) {
+      HwConfig hw = DefaultTps186();
+      hw.lane_groups = lanes;
+      hw.interleave_block_bytes = block;
+      const NetParams net = NetParamsFromHw(hw);
+      const uint64_t pay = hw.packet_payload_bytes;
+      for (const uint64_t bytes : {1ull, 300ull, 1000ull, 4096ull, 65536ull,
+                                   100'000ull, 1'048'576ull}) {
+        for (const uint64_t start : {0ull, 1ull, 287ull, 1000ull, 123'457ull}) {
+          std::vector<uint64_t> lane(hw.lane_groups, 0);
+          for (uint64_t off = 0; off < bytes; off += pay) {
+            lane[AddressLaneGroup(hw, GlobalAddress(3, start + off))] +=
+                std::min(pay, bytes - off) + hw.packet_header_bytes;
+          }
+          const uint64_t most = *std::max_element(lane.begin(), lane.end());
+          EXPECT_LE(static_cast<double>(most),
+                    WorstLaneWireBytes(net, static_cast<double>(bytes), 1))
+              << lanes << " lane groups, block " << block << ", " << bytes
+              << " bytes from " << start;
         }
-        const uint64_t most = *std::max_element(lane.begin(), lane.end());
-        EXPECT_LE(static_cast<double>(most),
-                  WorstLaneBytes(net, static_cast<double>(bytes), 1))
-            << "block " << block << ", " << bytes << " bytes from " << start;
       }
     }
   }
