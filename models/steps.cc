@@ -17,12 +17,13 @@ struct StepAcc {
   std::map<FlowKey, Flow> flows;
   std::map<FlowKey, Flow> sync;
   bool reduce = false;
-  // Per flow of `flows`, its bytes per engine.
-  std::map<FlowKey, std::map<uint32_t, uint64_t>> engine_bytes;
+  // Per (src, dst) pair, its bytes per engine (all its sub-flows').
+  std::map<std::pair<uint32_t, uint32_t>, std::map<uint32_t, uint64_t>>
+      engine_bytes;
 };
 
-FlowKey AddSend(const Topology& topo, uint32_t chip, const Instr& in,
-                std::map<FlowKey, Flow>& flows) {
+void AddSend(const Topology& topo, uint32_t chip, const Instr& in,
+             std::map<FlowKey, Flow>& flows) {
   std::vector<uint32_t> path =
       topo.Path(chip, in.peer, Topology::FlowHash(chip, in.peer, in.qp_id));
   FlowKey key{chip, in.peer, in.bytes > 0 ? path : std::vector<uint32_t>{}};
@@ -35,7 +36,6 @@ FlowKey AddSend(const Topology& topo, uint32_t chip, const Instr& in,
   }
   f.bytes += in.bytes;
   f.stripes += in.bytes > 0 ? 1 : 0;
-  return key;
 }
 
 }  // namespace
@@ -72,8 +72,8 @@ absl::StatusOr<StepView> BuildStepView(const Program& program,
           AddSend(topology, chip, in, acc[step].sync);
           continue;
         }
-        const FlowKey key = AddSend(topology, chip, in, acc[step].flows);
-        acc[step].engine_bytes[key][in.qp_id >> 2] += in.bytes;
+        AddSend(topology, chip, in, acc[step].flows);
+        acc[step].engine_bytes[{chip, in.peer}][in.qp_id >> 2] += in.bytes;
         acc[step].reduce = acc[step].reduce || in.reduce_sum;
         moved = true;
       }
@@ -86,7 +86,7 @@ absl::StatusOr<StepView> BuildStepView(const Program& program,
     Step s;
     s.reduce = a.reduce;
     for (auto& [key, flow] : a.flows) {
-      for (const auto& [engine, bytes] : a.engine_bytes[key]) {
+      for (const auto& [engine, bytes] : a.engine_bytes[{flow.src, flow.dst}]) {
         flow.busiest_engine_bytes = std::max(flow.busiest_engine_bytes, bytes);
       }
       s.flows.push_back(std::move(flow));

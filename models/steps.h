@@ -24,8 +24,10 @@ struct Flow {
   uint64_t bytes = 0;
   uint32_t stripes = 0;         // Transfers (one per CDMA engine) it carries
   std::vector<uint32_t> links;  // directed links, Topology::links() indices
-  // The most of its bytes one CDMA engine (a stream's: qp_id >> 2) moves;
-  // 0: not counted (all of them, as if on one engine).
+  // The most bytes one CDMA engine (a stream's: qp_id >> 2) moves for its
+  // (src, dst) pair in the step, over all the pair's sub-flows (an engine
+  // whose Transfers of one pair took two paths serves both); 0: not
+  // counted (all of the flow's bytes, as if on one engine).
   uint64_t busiest_engine_bytes = 0;
 };
 

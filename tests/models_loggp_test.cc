@@ -87,6 +87,51 @@ TEST(StepViewTest, PairwiseAllToAllIsOneStepOfAllPairs) {
   EXPECT_EQ(v.steps[0].sync.size(), 12u);
 }
 
+// One engine (qp 0 and qp 1 are both CDMA engine 0) sending one pair two
+// Transfers whose flow hashes take different spines: two sub-flows, and
+// each carries the engine's whole load for the pair (2 x 1000 bytes), since
+// that engine serves both.
+TEST(StepViewTest, AnEngineServesAllOfItsPairsSubFlows) {
+  TopologyParams params;
+  params.chips_per_board = 8;
+  const Topology topo =
+      *Topology::Build(TopologyKind::kBoardFatTree, 16, params);
+  // A destination on the other board and two VCs of engine 0 on different
+  // paths.
+  uint32_t dst = 0, qp_a = 0, qp_b = 0;
+  for (uint32_t d = 8; d < 16 && dst == 0; ++d) {
+    for (uint32_t q = 1; q < 4 && dst == 0; ++q) {
+      if (topo.Path(0, d, Topology::FlowHash(0, d, 0)) !=
+          topo.Path(0, d, Topology::FlowHash(0, d, q))) {
+        dst = d;
+        qp_b = q;
+      }
+    }
+  }
+  ASSERT_NE(dst, 0u) << "no two VCs of engine 0 on different spines";
+  Program program;
+  program.num_chips = 16;
+  program.chips.resize(16);
+  for (const uint32_t qp : {qp_a, qp_b}) {
+    StreamProgram stream;
+    stream.id = qp;
+    Instr t;
+    t.kind = OpKind::kTransfer;
+    t.qp_id = qp;
+    t.peer = dst;
+    t.bytes = 1000;
+    stream.instrs.push_back(t);
+    program.chips[0].streams.push_back(std::move(stream));
+  }
+  const StepView v = *BuildStepView(program, topo);
+  ASSERT_EQ(v.steps.size(), 1u);
+  ASSERT_EQ(v.steps[0].flows.size(), 2u);
+  for (const Flow& f : v.steps[0].flows) {
+    EXPECT_EQ(f.bytes, 1000u);
+    EXPECT_EQ(f.busiest_engine_bytes, 2000u);
+  }
+}
+
 // The closed form of docs/spec-notes.md §6 equals the schedule-driven LoGPC where every
 // ring neighbour has its own link (F = 1): on a full mesh and on a ring.
 TEST(LoGpcTest, RingAllReduceClosedFormEqualsScheduleOnMeshAndRing) {
