@@ -156,19 +156,15 @@ absl::StatusOr<v1::PlogpCalibration> ReadCalibrationFile(
 
 namespace {
 
-// The system of a calibration without --n: the config's chip count where
-// it fixes one, else the fewest chips (at least 2) the topology can shape
-// (a board or torus may need more than 2); said on standard error.
-uint32_t CalibrationChips(const HwConfig& hw,
-                          const std::pair<TopologyKind, TopologyParams>& topo) {
-  uint32_t n = hw.num_chips;
-  for (uint32_t k = 2; n == 0 && k <= 4096; ++k) {
-    if (Topology::Build(topo.first, k, topo.second).ok()) n = k;
+// The system of a calibration without --n where the config fixes no chip
+// count: the fewest chips (at least 2) the topology can shape (a board or
+// torus may need more than 2); 2 if none up to 4096 fits (the calibration
+// then reports why).
+uint32_t FewestChips(const std::pair<TopologyKind, TopologyParams>& topo) {
+  for (uint32_t k = 2; k <= 4096; ++k) {
+    if (Topology::Build(topo.first, k, topo.second).ok()) return k;
   }
-  if (n == 0) n = 2;  // the calibration reports why none fits
-  std::cerr << "ccreplay calibrate: --n not given: " << n << " chips"
-            << (hw.num_chips != 0 ? ", the hardware config's" : "") << "\n";
-  return n;
+  return 2;
 }
 
 }  // namespace
@@ -220,7 +216,9 @@ void AddCalibrateCommand(CLI::App& app, int* exit_code) {
           "--topology '", args->topology, "': ", topo.status().message())));
       return;
     }
-    if (n_opt->count() == 0) args->n = CalibrationChips(*hw, *topo);
+    if (n_opt->count() == 0) {
+      args->n = DefaultChips(*hw, "calibrate", FewestChips(*topo));
+    }
     auto budget = args->budget.Budget();
     if (!budget.ok()) {
       *exit_code = Fail(budget.status());

@@ -141,7 +141,10 @@ struct MscclFlags {
 // says so on standard error ("ccreplay compare: --n not given: 8 chips"), so
 // a forgotten --n is never silent.
 inline constexpr uint32_t kDefaultChips = 8;
-uint32_t DefaultChips(const HwConfig& hw, const std::string& command);
+// `fallback` is the count where the config fixes none (calibrate: the
+// fewest chips its topology can shape).
+uint32_t DefaultChips(const HwConfig& hw, const std::string& command,
+                      uint32_t fallback = kDefaultChips);
 // The topology of a command whose --topology is not given: the hardware
 // config's, as the spec ParseTopologySpec reads back ("ring",
 // "board-fattree:spines=8"), as replay and lower take it.

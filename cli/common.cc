@@ -183,8 +183,9 @@ absl::Status WriteOutputs(const std::vector<NamedPath>& inputs,
   return absl::OkStatus();
 }
 
-uint32_t DefaultChips(const HwConfig& hw, const std::string& command) {
-  const uint32_t n = hw.num_chips != 0 ? hw.num_chips : kDefaultChips;
+uint32_t DefaultChips(const HwConfig& hw, const std::string& command,
+                      uint32_t fallback) {
+  const uint32_t n = hw.num_chips != 0 ? hw.num_chips : fallback;
   std::cerr << "ccreplay " << command << ": --n not given: " << n << " chips"
             << (hw.num_chips != 0 ? ", the hardware config's" : "") << "\n";
   return n;

@@ -18,8 +18,8 @@
 // landed (+ path latency + receive_us); a flow whose destination sends it a
 // ready message (a rendezvous) also waits for that message to land (its
 // path latency + receive_us after the destination was ready). The schedule
-// ends with the last landing. Each step's rates
-// are still those of all its flows at once.
+// ends with the last landing. Each step's rates are still those of all its
+// flows at once.
 #ifndef CCREPLAY_MODELS_FLUID_H_
 #define CCREPLAY_MODELS_FLUID_H_
 

@@ -24,9 +24,7 @@ NetParams NetParamsFromHw(const HwConfig& hw) {
   p.packet_payload_bytes = hw.packet_payload_bytes;
   p.packet_header_bytes = hw.packet_header_bytes;
   p.link_wire_bps = static_cast<double>(hw.link_bytes_per_s);
-  p.interleave_block_bytes = hw.interleave_block_bytes != 0
-                                 ? hw.interleave_block_bytes
-                                 : hw.packet_payload_bytes;
+  p.interleave_block_bytes = hw.interleave_block_bytes;  // resolved on load
   p.switch_hop_us = (hw.switch_port_latency + hw.switch_port_propagation).us();
   p.switch_us = hw.switch_forwarding.us();
   p.packet_us = hw.link_bytes_per_s > 0

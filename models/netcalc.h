@@ -44,10 +44,9 @@
 // engine_bps, and on each link h of its path
 // (B_h - B_h,c + B_h,p) * lane_groups / link_bps (wire bytes), B_h the sum
 // over the step's flows on h of WorstLaneWireBytes (models/net_params.h),
-// B_h,c that
-// of the chip's flows, B_h,p the pair's (links serve whenever they hold
-// data); a flow's bound is the smaller of T + its chip's pairs' in-order
-// sum above and T + the sum of their turns' work.
+// B_h,c that of the chip's flows, B_h,p the pair's (links serve whenever
+// they hold data); a flow's bound is the smaller of T + its chip's pairs'
+// in-order sum above and T + the sum of their turns' work.
 // A step's bound is its rendezvous (each sync message: per hop hop_us + 2P,
 // + switch_us at a switch; then receive_us) plus its slowest flow's; the
 // collective's is the sum over steps, each step bounded from the moment the
