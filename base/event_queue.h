@@ -6,8 +6,8 @@
 //
 // The arity is a template parameter so that bench/replay_bench.cc can
 // measure it (BM_EventQueue, 1e3 to 1e6 pending) against the radix queue
-// below, which the replay uses (EventQueue; docs/architecture.md, "Event
-// queue").
+// below and the tiered queue (a timing wheel in front of the radix queue),
+// which the replay uses (EventQueue; docs/architecture.md, "Event queue").
 #ifndef CCREPLAY_BASE_EVENT_QUEUE_H_
 #define CCREPLAY_BASE_EVENT_QUEUE_H_
 
@@ -121,12 +121,40 @@ class RadixEventQueue {
   RadixEventQueue& operator=(const RadixEventQueue&) = delete;
 
   void Push(TimePs t, uint32_t kind, uint32_t a, uint32_t b = 0) {
-    const uint64_t key = static_cast<uint64_t>(t.ps());
-    if (t.ps() < 0 || key < last_) went_back_ = true;
-    Put(BucketOf(key),
-        Slot{key, ((kRanks + next_seq_++) << 8) | (kind & 0xffu), a, b});
+    PushKey(t, SeqKey(next_seq_++, kind), a, b);
+  }
+  // The order key of the `seq`-th Push of an event of `kind`: what
+  // PushKey takes and FrontKey gives (PushFirst's keys are below every
+  // such key).
+  static uint64_t SeqKey(uint64_t seq, uint32_t kind) {
+    return ((kRanks + seq) << 8) | (kind & 0xffu);
+  }
+  // Push with the order key given (SeqKey), for a queue in front of this
+  // one that numbers the pushes of both (TieredEventQueue).
+  [[gnu::always_inline]] void PushKey(TimePs t, uint64_t key, uint32_t a,
+                                      uint32_t b) {
+    const uint64_t time = static_cast<uint64_t>(t.ps());
+    if (t.ps() < 0 || time < last_) went_back_ = true;
+    Put(BucketOf(time), Slot{time, key, a, b});
     ++size_;
   }
+  // The least time pending (kNoTime if none), without moving anything.
+  uint64_t MinTime() const {
+    if (head0_ < now_.size()) return now_[head0_].time;
+    if (occupied_ == 0) return kNoTime;
+    return least_[static_cast<size_t>(__builtin_ctzll(occupied_)) + 1];
+  }
+  // The order key of the event Pop returns next. REQUIRES: !empty(), and no
+  // later push before MinTime() (it becomes the last popped time).
+  uint64_t FrontKey() {
+    if (head0_ == now_.size()) Refill();
+    return now_[head0_].key;
+  }
+  // The event of order key `key` (SeqKey or a PushFirst rank).
+  static Event EventOf(uint64_t time, uint64_t key, uint32_t a, uint32_t b) {
+    return ToEvent(Slot{time, key, a, b});
+  }
+  static constexpr uint64_t kNoTime = ~uint64_t{0};
   // Schedules an event that pops before every event Push schedules for the
   // same time, and among those PushFirst schedules for that time in the
   // order of `rank` (then of scheduling): its place in the order of its
@@ -299,7 +327,7 @@ class RadixEventQueue {
     }
   }
   // Bucket 0 is used up: move the lowest non-empty bucket's events down.
-  void Refill() {
+  [[gnu::flatten]] void Refill() {
     now_.clear();
     head0_ = 0;
     const size_t i = static_cast<size_t>(__builtin_ctzll(occupied_)) + 1;
@@ -326,7 +354,6 @@ class RadixEventQueue {
 
   // Bucket 0 and one per bit at which a time can first differ from last_.
   static constexpr size_t kBuckets = 65;
-  static constexpr uint64_t kNoTime = ~uint64_t{0};
   static constexpr std::array<uint64_t, kBuckets> NoTimes() {
     std::array<uint64_t, kBuckets> a{};
     a.fill(kNoTime);
@@ -354,7 +381,240 @@ class RadixEventQueue {
   bool went_back_ = false;
 };
 
-using EventQueue = RadixEventQueue;
+// The radix queue behind a timing wheel of one slot per picosecond for the
+// next kWindow picoseconds: an event due within the window goes into its
+// slot's list, in push order, and is never moved; one due later goes into
+// the radix queue (`far_`), and pops from there. The two share the
+// sequence numbers, and a pop takes the least (time, order key) of the
+// wheel's earliest slot and the radix queue's front, so the order is
+// exactly the radix queue's alone. Most of a packet-level replay's events
+// are due a serialisation or a read later (a few nanoseconds on TPS186):
+// each was moved down the radix buckets two or three times
+// (docs/architecture.md, "Event queue").
+// REQUIRES: every push is at or after the time of the last pop.
+class TieredEventQueue {
+ public:
+  static constexpr uint64_t kWindow = 8192;  // ps; a power of two
+
+  TieredEventQueue() : tail_(kWindow, kNone), bits_(kWindow / 64, 0) {}
+  TieredEventQueue(const TieredEventQueue&) = delete;
+  TieredEventQueue& operator=(const TieredEventQueue&) = delete;
+
+  // One out-of-line copy, the tiers' pushes inlined into it.
+  [[gnu::noinline]] void Push(TimePs t, uint32_t kind, uint32_t a,
+                              uint32_t b = 0) {
+    const uint64_t key = RadixEventQueue::SeqKey(next_seq_++, kind);
+    const uint64_t time = static_cast<uint64_t>(t.ps());
+    if (time == now_) {
+      // After everything pending for this picosecond: pushed before it.
+      cur_.push_back(Node{time, key, a, b, kNone});
+      return;
+    }
+    if (t.ps() < 0 || time < now_) {
+      went_back_ = true;
+    } else if (time - now_ < kWindow) {
+      PushNear(time, key, a, b);
+      return;
+    }
+    far_.PushKey(t, key, a, b);
+    if (time < far_time_) far_time_ = time;
+  }
+  // RadixEventQueue::PushFirst: such events wait in the radix queue, and
+  // pop before the events of their time pushed for it alone.
+  void PushFirst(TimePs t, uint32_t rank, uint32_t kind, uint32_t a,
+                 uint32_t b = 0) {
+    const uint64_t time = static_cast<uint64_t>(t.ps());
+    if (t.ps() < 0 || time < now_) went_back_ = true;
+    far_.PushFirst(t, rank, kind, a, b);
+    if (time < far_time_) far_time_ = time;
+  }
+  bool empty() const { return size() == 0; }
+  size_t size() const {
+    return near_size_ + far_.size() + (cur_.size() - cur_head_);
+  }
+  // REQUIRES: !empty().
+  Event Pop() {
+    if (cur_head_ < cur_.size() && std::min(far_time_, near_time_) > now_) {
+      return PopCurrent();
+    }
+    if (far_time_ < near_time_ ||
+        (far_time_ == near_time_ &&
+         far_.FrontKey() < nodes_[Head(Slot(near_time_))].key)) {
+      now_ = far_time_;
+      const Event e = far_.Pop();
+      far_time_ = far_.MinTime();
+      return e;
+    }
+    now_ = near_time_;
+    return PopNear();
+  }
+  void Reserve(size_t) {}
+  // RadixEventQueue::PeekSameTime, where the answer is known without
+  // merging: the current picosecond's events still to come are those of the
+  // radix queue's current bucket or of the wheel's slot (not both), then
+  // those pushed during it.
+  bool PeekSameTime(size_t ahead, uint32_t* kind, uint32_t* a) const {
+    const bool far_now = far_time_ == now_;
+    const bool near_now = near_time_ == now_;
+    if (far_now) {
+      return !near_now && far_.PeekSameTime(ahead, kind, a);
+    }
+    if (near_now) {
+      const uint32_t tail = tail_[Slot(now_)];
+      uint32_t n = nodes_[tail].next;  // the head
+      for (; ahead > 0 && n != tail; --ahead) n = nodes_[n].next;
+      if (ahead == 0) {
+        *kind = static_cast<uint32_t>(nodes_[n].key & 0xffu);
+        *a = nodes_[n].a;
+        return true;
+      }
+      --ahead;  // past the slot's last event: on into cur_
+    }
+    if (cur_.size() - cur_head_ <= ahead) return false;
+    const Node& x = cur_[cur_head_ + ahead];
+    *kind = static_cast<uint32_t>(x.key & 0xffu);
+    *a = x.a;
+    return true;
+  }
+  // RadixEventQueue::RemoveIf, over every tier.
+  template <typename Pred>
+  void RemoveIf(Pred drop) {
+    const auto dropped = [&](const Node& x) {
+      return drop(RadixEventQueue::EventOf(x.time, x.key, x.a, x.b));
+    };
+    far_.RemoveIf(drop);
+    far_time_ = far_.MinTime();
+    cur_.erase(cur_.begin(), cur_.begin() + static_cast<ptrdiff_t>(cur_head_));
+    cur_head_ = 0;
+    std::erase_if(cur_, dropped);
+    for (uint64_t slot = 0; slot < kWindow; ++slot) {
+      const uint32_t tail = tail_[slot];
+      if (tail == kNone) continue;
+      tail_[slot] = kNone;
+      bits_[slot / 64] &= ~(uint64_t{1} << (slot % 64));
+      uint32_t n = nodes_[tail].next;
+      for (bool last = false; !last;) {
+        last = n == tail;
+        const uint32_t next = nodes_[n].next;
+        if (dropped(nodes_[n])) {
+          FreeNode(n);
+          --near_size_;
+        } else {
+          Append(slot, n);
+        }
+        n = next;
+      }
+    }
+    near_time_ = near_size_ != 0 ? FirstNear(Slot(now_)) : kNoTime;
+  }
+  size_t allocated_slots() const {
+    return far_.allocated_slots() + nodes_.capacity() + cur_.capacity();
+  }
+  bool went_back() const { return went_back_ || far_.went_back(); }
+
+ private:
+  static constexpr uint32_t kNone = ~uint32_t{0};
+  static constexpr uint64_t kNoTime = RadixEventQueue::kNoTime;
+  struct Node {
+    uint64_t time;
+    uint64_t key;  // RadixEventQueue::SeqKey
+    uint32_t a;
+    uint32_t b;
+    // The next in its slot's list (the last: the first), or in the free
+    // list.
+    uint32_t next;
+  };
+  static uint64_t Slot(uint64_t time) { return time & (kWindow - 1); }
+  Event PopCurrent() {
+    const Node& x = cur_[cur_head_];
+    const Event e = RadixEventQueue::EventOf(x.time, x.key, x.a, x.b);
+    if (++cur_head_ == cur_.size()) {
+      cur_.clear();
+      cur_head_ = 0;
+    }
+    return e;
+  }
+  [[gnu::always_inline]] void PushNear(uint64_t time, uint64_t key, uint32_t a,
+                                       uint32_t b) {
+    uint32_t n = free_;
+    if (n != kNone) {
+      free_ = nodes_[n].next;
+      nodes_[n] = Node{time, key, a, b, kNone};
+    } else {
+      n = static_cast<uint32_t>(nodes_.size());
+      nodes_.push_back(Node{time, key, a, b, kNone});
+    }
+    Append(Slot(time), n);
+    ++near_size_;
+    if (time < near_time_) near_time_ = time;
+  }
+  // A slot's list is a ring kept by its last node: one word per slot.
+  uint32_t Head(uint64_t slot) const { return nodes_[tail_[slot]].next; }
+  void Append(uint64_t slot, uint32_t n) {
+    const uint32_t tail = tail_[slot];
+    if (tail == kNone) {
+      nodes_[n].next = n;
+      bits_[slot / 64] |= uint64_t{1} << (slot % 64);
+    } else {
+      nodes_[n].next = nodes_[tail].next;
+      nodes_[tail].next = n;
+    }
+    tail_[slot] = n;
+  }
+  void FreeNode(uint32_t n) {
+    nodes_[n].next = free_;
+    free_ = n;
+  }
+  Event PopNear() {
+    const uint64_t slot = Slot(near_time_);
+    const uint32_t tail = tail_[slot];
+    const uint32_t n = nodes_[tail].next;
+    const Node& x = nodes_[n];
+    const Event e = RadixEventQueue::EventOf(x.time, x.key, x.a, x.b);
+    --near_size_;
+    if (n == tail) {
+      tail_[slot] = kNone;
+      bits_[slot / 64] &= ~(uint64_t{1} << (slot % 64));
+      near_time_ = near_size_ != 0 ? FirstNear(slot) : kNoTime;
+    } else {
+      nodes_[tail].next = x.next;
+    }
+    FreeNode(n);
+    return e;
+  }
+  // The time of the first occupied slot from `slot` on, cyclically: the
+  // wheel's events are all within kWindow of now_, so its slot gives it.
+  // REQUIRES: near_size_ > 0.
+  uint64_t FirstNear(uint64_t slot) const {
+    uint64_t word = slot / 64;
+    uint64_t w = bits_[word] & (~uint64_t{0} << (slot % 64));
+    while (w == 0) {
+      word = (word + 1) % (kWindow / 64);
+      w = bits_[word];
+    }
+    const uint64_t found =
+        word * 64 + static_cast<uint64_t>(__builtin_ctzll(w));
+    return now_ + ((found - Slot(now_)) & (kWindow - 1));
+  }
+
+  RadixEventQueue far_;
+  uint64_t far_time_ = kNoTime;  // far_.MinTime(), kept
+  // The events pushed for the current picosecond (after every other event
+  // of it: their sequence is the latest), popped from cur_head_.
+  std::vector<Node> cur_;
+  size_t cur_head_ = 0;
+  std::vector<uint32_t> tail_;  // per slot: its last node, or kNone
+  std::vector<uint64_t> bits_;  // per slot: whether it holds events
+  std::vector<Node> nodes_;
+  uint32_t free_ = kNone;
+  size_t near_size_ = 0;
+  uint64_t near_time_ = kNoTime;  // the wheel's least time (none: kNoTime)
+  uint64_t now_ = 0;              // the last popped time
+  uint64_t next_seq_ = 0;
+  bool went_back_ = false;
+};
+
+using EventQueue = TieredEventQueue;
 
 }  // namespace ccreplay
 

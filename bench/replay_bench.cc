@@ -385,6 +385,42 @@ BENCHMARK_TEMPLATE(BM_EventQueue, RadixEventQueue)
     ->Arg(1000)
     ->Arg(100000)
     ->Arg(1000000);
+BENCHMARK_TEMPLATE(BM_EventQueue, TieredEventQueue)
+    ->Arg(1000)
+    ->Arg(100000)
+    ->Arg(1000000);
+
+// The same with a packet-level replay's delays on TPS186: a lane group's
+// serialisation of a full packet (3,200 ps) or an engine's read of one
+// (4,500 ps), and one event in eight a link's flight later (225,000 ps),
+// as the 64-chip ring AllReduce (at most 1,316 pending) and larger ones.
+template <typename Queue>
+void BM_EventQueuePacketDelays(benchmark::State& state) {
+  Queue q;
+  const int64_t population = state.range(0);
+  uint64_t x = 12345;
+  const auto delay = [&x] {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    if ((x >> 61) == 0) return int64_t{225000};
+    return (x >> 60) % 2 == 0 ? int64_t{3200} : int64_t{4500};
+  };
+  for (int64_t i = 0; i < population; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    q.Push(TimePs(static_cast<int64_t>(x >> 46)), 0, 0);  // within 262 ns
+  }
+  for (auto _ : state) {
+    const Event e = q.Pop();
+    q.Push(TimePs(e.time_ps + delay()), 0, 0);
+  }
+  state.counters["events/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK_TEMPLATE(BM_EventQueuePacketDelays, RadixEventQueue)
+    ->Arg(1000)
+    ->Arg(100000);
+BENCHMARK_TEMPLATE(BM_EventQueuePacketDelays, TieredEventQueue)
+    ->Arg(1000)
+    ->Arg(100000);
 
 }  // namespace
 }  // namespace ccreplay

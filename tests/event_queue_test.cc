@@ -32,8 +32,9 @@ Event PopAndCheck(Q& q, Pending& pending) {
 
 template <typename Q>
 class EventQueueTest : public ::testing::Test {};
-using Arities = ::testing::Types<BasicEventQueue<2>, BasicEventQueue<4>,
-                                 BasicEventQueue<8>, RadixEventQueue>;
+using Arities =
+    ::testing::Types<BasicEventQueue<2>, BasicEventQueue<4>, BasicEventQueue<8>,
+                     RadixEventQueue, TieredEventQueue>;
 TYPED_TEST_SUITE(EventQueueTest, Arities);
 
 // Pushes (at `now + delay(x)`, x a fresh random word) and pops at random,
@@ -50,7 +51,8 @@ void PushAndPopAtRandom(int rounds, uint64_t x, Delay delay, bool drop_odd) {
   int64_t now = 0;
   for (int round = 0; round < rounds; ++round) {
     x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    if constexpr (std::is_same_v<Q, RadixEventQueue>) {
+    if constexpr (std::is_same_v<Q, RadixEventQueue> ||
+                  std::is_same_v<Q, TieredEventQueue>) {
       if (drop_odd && round % 997 == 0) {
         q.RemoveIf([](const Event& e) { return e.a % 2 == 1; });
         std::erase_if(pending,
@@ -99,10 +101,26 @@ TYPED_TEST(EventQueueTest, PopsInOrderOverWideTimeRanges) {
       /*drop_odd=*/false);
 }
 
+// Delays around the tiered queue's window: an event due just inside it goes
+// into the wheel, one just beyond into the radix queue, and events of one
+// time pushed from different current times sit in both, in push order.
+TYPED_TEST(EventQueueTest, PopsInOrderAcrossTheWheelsEdge) {
+  PushAndPopAtRandom<TypeParam>(
+      40000, 5,
+      [](uint64_t x) {
+        const int64_t edge = TieredEventQueue::kWindow;
+        return (x >> 40) % 3 == 0
+                   ? static_cast<int64_t>((x >> 33) % 3)
+                   : edge - 4 + static_cast<int64_t>((x >> 33) % 9);
+      },
+      /*drop_odd=*/true);
+}
+
 // The radix queue's precondition is checked, not assumed: a push before the
 // last pop is reported (the engine turns it into an internal error).
-TEST(RadixEventQueueTest, ReportsAPushIntoThePast) {
-  RadixEventQueue q;
+template <typename Q>
+void ReportsAPushIntoThePast() {
+  Q q;
   q.Push(TimePs(100), 0, 0);
   q.Push(TimePs(200), 0, 1);
   EXPECT_EQ(q.Pop().a, 0u);
@@ -111,6 +129,12 @@ TEST(RadixEventQueueTest, ReportsAPushIntoThePast) {
   EXPECT_EQ(q.Pop().a, 2u);
   q.Push(TimePs(99), 0, 3);
   EXPECT_TRUE(q.went_back());
+}
+TEST(RadixEventQueueTest, ReportsAPushIntoThePast) {
+  ReportsAPushIntoThePast<RadixEventQueue>();
+}
+TEST(TieredEventQueueTest, ReportsAPushIntoThePast) {
+  ReportsAPushIntoThePast<TieredEventQueue>();
 }
 
 // PeekSameTime(k) names the event that pops k after the next, and only when
@@ -149,8 +173,9 @@ TEST(RadixEventQueueTest, PeekSameTimeNamesTheComingEventsOfTheCurrentTime) {
 // the order they were scheduled), whenever it was scheduled: plain pushes,
 // pushes ahead of the current time (as a credit's return trip) and pops
 // interleave, with many equal times, and every pop is the least pending.
-TEST(RadixEventQueueTest, PushFirstPopsBeforeThePushesOfItsTime) {
-  RadixEventQueue q;
+template <typename Q>
+void PushFirstPopsBeforeThePushesOfItsTime() {
+  Q q;
   // (time, 0 for PushFirst / 1 for Push, rank or sequence, order of
   // scheduling, operand): the order the queue must pop in.
   std::vector<std::tuple<int64_t, int, uint64_t, uint64_t, uint32_t>> pending;
@@ -192,6 +217,51 @@ TEST(RadixEventQueueTest, PushFirstPopsBeforeThePushesOfItsTime) {
     ASSERT_EQ(e.a, std::get<4>(*it));
     pending.erase(it);
   }
+}
+TEST(RadixEventQueueTest, PushFirstPopsBeforeThePushesOfItsTime) {
+  PushFirstPopsBeforeThePushesOfItsTime<RadixEventQueue>();
+}
+// The tiered queue keeps PushFirst events in its radix queue and the plain
+// pushes of the next picoseconds in its wheel: the order is the same.
+TEST(TieredEventQueueTest, PushFirstPopsBeforeThePushesOfItsTime) {
+  PushFirstPopsBeforeThePushesOfItsTime<TieredEventQueue>();
+}
+
+// The tiered queue names the coming events of the current time where they
+// are all in one tier: in the wheel's slot, or in the radix queue's current
+// bucket; not where both hold some.
+TEST(TieredEventQueueTest, PeekSameTimeNamesTheComingEventsOfOneTier) {
+  TieredEventQueue q;
+  constexpr int64_t kFar = TieredEventQueue::kWindow + 100;
+  uint32_t kind = 0, a = 0;
+  EXPECT_FALSE(q.PeekSameTime(0, &kind, &a));  // empty
+  q.Push(TimePs(kFar), 1, 10);                 // beyond the window: radix
+  q.Push(TimePs(5), 2, 20);                    // the wheel
+  q.Push(TimePs(5), 3, 21);
+  q.Push(TimePs(5), 4, 22);
+  EXPECT_EQ(q.Pop().a, 20u);
+  ASSERT_TRUE(q.PeekSameTime(0, &kind, &a));
+  EXPECT_EQ(kind, 3u);
+  EXPECT_EQ(a, 21u);
+  ASSERT_TRUE(q.PeekSameTime(1, &kind, &a));
+  EXPECT_EQ(a, 22u);
+  EXPECT_FALSE(q.PeekSameTime(2, &kind, &a));  // 10 is at kFar
+  EXPECT_EQ(q.Pop().a, 21u);
+  EXPECT_EQ(q.Pop().a, 22u);
+  // At 200 the window reaches kFar: a push there goes into the wheel, after
+  // the radix queue's event of that time.
+  q.Push(TimePs(200), 5, 30);
+  EXPECT_EQ(q.Pop().a, 30u);
+  q.Push(TimePs(kFar), 6, 11);
+  q.Push(TimePs(kFar + 1), 7, 40);
+  EXPECT_EQ(q.Pop().a, 10u);                  // radix first: pushed first
+  ASSERT_TRUE(q.PeekSameTime(0, &kind, &a));  // the rest of kFar: the wheel's
+  EXPECT_EQ(a, 11u);
+  EXPECT_EQ(q.Pop().a, 11u);
+  EXPECT_FALSE(q.PeekSameTime(0, &kind, &a));  // 40 is a picosecond later
+  EXPECT_EQ(q.Pop().a, 40u);
+  EXPECT_TRUE(q.empty());
+  EXPECT_FALSE(q.went_back());
 }
 
 // A crowded picosecond (bucket 0 with hundreds of events): PushFirst events
