@@ -133,8 +133,7 @@ class RadixEventQueue {
   // one that numbers the pushes of both (TieredEventQueue).
   [[gnu::always_inline]] void PushKey(TimePs t, uint64_t key, uint32_t a,
                                       uint32_t b) {
-    const uint64_t time = static_cast<uint64_t>(t.ps());
-    if (t.ps() < 0 || time < last_) went_back_ = true;
+    const uint64_t time = Monotone(t);
     Put(BucketOf(time), Slot{time, key, a, b});
     ++size_;
   }
@@ -167,8 +166,7 @@ class RadixEventQueue {
   // REQUIRES: t after the time of the last pop; rank < 2^32.
   void PushFirst(TimePs t, uint32_t rank, uint32_t kind, uint32_t a,
                  uint32_t b = 0) {
-    const uint64_t key = static_cast<uint64_t>(t.ps());
-    if (t.ps() < 0 || key < last_) went_back_ = true;
+    const uint64_t key = Monotone(t);
     const size_t i = BucketOf(key);
     std::vector<Slot>& bk = i == 0 ? now_ : late_[i];
     const Slot s{key, (uint64_t{rank} << 8) | (kind & 0xffu), a, b};
@@ -240,7 +238,7 @@ class RadixEventQueue {
     return n;
   }
   // True if anything was pushed before the last popped time (or before 0):
-  // a broken caller; the order of pops is then unspecified.
+  // a broken caller; such an event was kept at the last popped time.
   bool went_back() const { return went_back_; }
 
  private:
@@ -269,6 +267,14 @@ class RadixEventQueue {
     return Event{static_cast<int64_t>(s.time),
                  seq >= kRanks ? seq - kRanks : seq,
                  static_cast<uint32_t>(s.key & 0xffu), s.a, s.b};
+  }
+  // `t` as a time no earlier than the last popped one (a push into the past
+  // is noted, and kept then: the queue stays monotone).
+  uint64_t Monotone(TimePs t) {
+    const uint64_t time = static_cast<uint64_t>(t.ps());
+    if (t.ps() >= 0 && time >= last_) return time;
+    went_back_ = true;
+    return last_;
   }
   // Bucket i's bit in occupied_ (1 <= i <= 64).
   static uint64_t Bit(size_t i) { return uint64_t{1} << (i - 1); }
@@ -404,28 +410,36 @@ class TieredEventQueue {
   [[gnu::noinline]] void Push(TimePs t, uint32_t kind, uint32_t a,
                               uint32_t b = 0) {
     const uint64_t key = RadixEventQueue::SeqKey(next_seq_++, kind);
-    const uint64_t time = static_cast<uint64_t>(t.ps());
+    uint64_t time = static_cast<uint64_t>(t.ps());
+    if (t.ps() < 0 || time < now_) {
+      // A broken caller (went_back()): the event is kept, at the current
+      // time, so that the queue stays monotone and the run can end.
+      went_back_ = true;
+      time = now_;
+    }
     if (time == now_) {
       // After everything pending for this picosecond: pushed before it.
       cur_.push_back(Node{time, key, a, b, kNone});
       return;
     }
-    if (t.ps() < 0 || time < now_) {
-      went_back_ = true;
-    } else if (time - now_ < kWindow) {
+    if (time - now_ < kWindow) {
       PushNear(time, key, a, b);
       return;
     }
-    far_.PushKey(t, key, a, b);
+    far_.PushKey(TimePs(static_cast<int64_t>(time)), key, a, b);
     if (time < far_time_) far_time_ = time;
   }
   // RadixEventQueue::PushFirst: such events wait in the radix queue, and
-  // pop before the events of their time pushed for it alone.
+  // pop before the events of their time pushed for it alone (also when
+  // pushed for the current time: before those still pending).
   void PushFirst(TimePs t, uint32_t rank, uint32_t kind, uint32_t a,
                  uint32_t b = 0) {
-    const uint64_t time = static_cast<uint64_t>(t.ps());
-    if (t.ps() < 0 || time < now_) went_back_ = true;
-    far_.PushFirst(t, rank, kind, a, b);
+    uint64_t time = static_cast<uint64_t>(t.ps());
+    if (t.ps() < 0 || time < now_) {
+      went_back_ = true;  // kept at the current time, as by Push
+      time = now_;
+    }
+    far_.PushFirst(TimePs(static_cast<int64_t>(time)), rank, kind, a, b);
     if (time < far_time_) far_time_ = time;
   }
   bool empty() const { return size() == 0; }
@@ -476,13 +490,14 @@ class TieredEventQueue {
     *a = x.a;
     return true;
   }
-  // RadixEventQueue::RemoveIf, over every tier.
+  // RadixEventQueue::RemoveIf, over every tier (one `drop`, called once
+  // per event, tier by tier).
   template <typename Pred>
   void RemoveIf(Pred drop) {
     const auto dropped = [&](const Node& x) {
       return drop(RadixEventQueue::EventOf(x.time, x.key, x.a, x.b));
     };
-    far_.RemoveIf(drop);
+    far_.RemoveIf([&drop](const Event& e) { return drop(e); });
     far_time_ = far_.MinTime();
     cur_.erase(cur_.begin(), cur_.begin() + static_cast<ptrdiff_t>(cur_head_));
     cur_head_ = 0;
@@ -510,6 +525,8 @@ class TieredEventQueue {
   size_t allocated_slots() const {
     return far_.allocated_slots() + nodes_.capacity() + cur_.capacity();
   }
+  // True if anything was pushed before the last popped time (or before 0):
+  // a broken caller; such an event pops at the time it was pushed at.
   bool went_back() const { return went_back_ || far_.went_back(); }
 
  private:

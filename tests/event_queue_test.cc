@@ -129,12 +129,41 @@ void ReportsAPushIntoThePast() {
   EXPECT_EQ(q.Pop().a, 2u);
   q.Push(TimePs(99), 0, 3);
   EXPECT_TRUE(q.went_back());
+  // Kept, at the last popped time, as is one before time 0.
+  q.Push(TimePs(-1), 0, 4);
+  q.RemoveIf([](const Event&) { return false; });
+  const Event e = q.Pop();
+  EXPECT_EQ(e.a, 3u);
+  EXPECT_EQ(e.time_ps, 100);
+  EXPECT_EQ(q.Pop().a, 4u);
+  EXPECT_EQ(q.Pop().a, 1u);  // at 200
+  EXPECT_TRUE(q.empty());
 }
 TEST(RadixEventQueueTest, ReportsAPushIntoThePast) {
   ReportsAPushIntoThePast<RadixEventQueue>();
 }
 TEST(TieredEventQueueTest, ReportsAPushIntoThePast) {
   ReportsAPushIntoThePast<TieredEventQueue>();
+}
+// A push into the past, even before time 0, is reported and kept (at the
+// current time, after what is pending there), never a crash; RemoveIf calls
+// its one predicate once per event across the tiers.
+TEST(TieredEventQueueTest, KeepsAPushIntoThePastAndOnePredicate) {
+  TieredEventQueue q;
+  q.Push(TimePs(-1), 1, 7);
+  EXPECT_TRUE(q.went_back());
+  const Event e = q.Pop();
+  EXPECT_EQ(e.a, 7u);
+  EXPECT_EQ(e.time_ps, 0);
+  EXPECT_TRUE(q.empty());
+  TieredEventQueue r;
+  r.Push(TimePs(5), 1, 1);                                // the wheel
+  r.Push(TimePs(TieredEventQueue::kWindow + 100), 1, 2);  // the radix
+  r.PushFirst(TimePs(TieredEventQueue::kWindow + 100), 0, 1, 3);
+  int calls = 0;
+  r.RemoveIf([&calls](const Event&) { return calls++ == 0; });
+  EXPECT_EQ(calls, 3);
+  EXPECT_EQ(r.size(), 2u);
 }
 
 // PeekSameTime(k) names the event that pops k after the next, and only when
