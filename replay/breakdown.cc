@@ -30,20 +30,30 @@ absl::string_view PathCauseName(PathCause c) {
   return "?";
 }
 
+const PathCosts::RouteMemo& PathCosts::Route(uint32_t src, uint32_t dst,
+                                             uint32_t qp) const {
+  if (routes_.size() <= src) routes_.resize(topo_.num_chips());
+  RouteMemo& m = routes_[src];
+  if (m.dst == dst && m.qp == qp) return m;
+  // Along the route (Topology::Path), link by link, without building it.
+  const uint32_t flow = Topology::FlowHash(src, dst, qp);
+  m = RouteMemo{dst, qp, TimePs::Zero(), TimePs::Zero(), 0};
+  for (uint32_t node = src; node != dst; ++m.hops) {
+    const uint32_t l = topo_.NextLink(node, dst, flow);
+    node = topo_.links()[l].dst;
+    m.flight += LinkFlight(hw_, topo_, l);
+    if (topo_.IsSwitch(node)) m.fwd += hw_.switch_forwarding;
+  }
+  return m;
+}
+
 void PathCosts::Network(Causes& b, uint32_t src, uint32_t dst, uint32_t qp,
                         uint32_t wire, TimePs total, TimePs behind_own) const {
   const TimePs ser = LaneGroupTime(hw_, wire);
-  // Along the route (Topology::Path), link by link, without building it.
-  const uint32_t flow = Topology::FlowHash(src, dst, qp);
-  TimePs flight;
-  TimePs fwd;
-  int64_t hops = 0;
-  for (uint32_t node = src; node != dst; ++hops) {
-    const uint32_t l = topo_.NextLink(node, dst, flow);
-    node = topo_.links()[l].dst;
-    flight += LinkFlight(hw_, topo_, l);
-    if (topo_.IsSwitch(node)) fwd += hw_.switch_forwarding;
-  }
+  const RouteMemo& route = Route(src, dst, qp);
+  const TimePs flight = route.flight;
+  const TimePs fwd = route.fwd;
+  const int64_t hops = route.hops;
   // Clip to the measured time: the walk never attributes more than
   // happened.
   TimePs left = total;

@@ -15,6 +15,7 @@
 
 #include <array>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -89,9 +90,21 @@ class PathCosts {
   // The engine's read of `in`'s first packet.
   TimePs FirstRead(const Instr& in) const;
   uint32_t LastPacketWire(const Instr& in) const;
+  // A route's flight time, switch forwarding and hops (Network), as last
+  // walked from its source chip: a chip of a collective mostly sends to the
+  // same peer on the same queue pair step after step.
+  struct RouteMemo {
+    uint32_t dst = ~uint32_t{0};
+    uint32_t qp = 0;
+    TimePs flight;
+    TimePs fwd;
+    int64_t hops = 0;
+  };
+  const RouteMemo& Route(uint32_t src, uint32_t dst, uint32_t qp) const;
 
   const HwConfig& hw_;
   const Topology& topo_;
+  mutable std::vector<RouteMemo> routes_;  // per source chip
 };
 
 // Where the time of `result` went: the breakdown it summed as it ran
