@@ -97,6 +97,16 @@ class BasicEventQueue {
   uint64_t next_seq_ = 0;
 };
 
+// `t` as a time no earlier than `last`, a monotone queue's last popped
+// time: a push into the past (a broken caller) sets *went_back and is kept
+// at `last`, so that the queue stays monotone and the run can end.
+inline uint64_t MonotoneTime(TimePs t, uint64_t last, bool* went_back) {
+  const uint64_t time = static_cast<uint64_t>(t.ps());
+  if (t.ps() >= 0 && time >= last) return time;
+  *went_back = true;
+  return last;
+}
+
 // A radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, 1990) of the same events:
 // a monotone queue, for a simulation never schedules before the time it has
 // reached. Bucket 0 holds the events at exactly the last popped time, in
@@ -268,14 +278,7 @@ class RadixEventQueue {
                  seq >= kRanks ? seq - kRanks : seq,
                  static_cast<uint32_t>(s.key & 0xffu), s.a, s.b};
   }
-  // `t` as a time no earlier than the last popped one (a push into the past
-  // is noted, and kept then: the queue stays monotone).
-  uint64_t Monotone(TimePs t) {
-    const uint64_t time = static_cast<uint64_t>(t.ps());
-    if (t.ps() >= 0 && time >= last_) return time;
-    went_back_ = true;
-    return last_;
-  }
+  uint64_t Monotone(TimePs t) { return MonotoneTime(t, last_, &went_back_); }
   // Bucket i's bit in occupied_ (1 <= i <= 64).
   static uint64_t Bit(size_t i) { return uint64_t{1} << (i - 1); }
   size_t BucketOf(uint64_t time) const {
@@ -410,13 +413,7 @@ class TieredEventQueue {
   [[gnu::noinline]] void Push(TimePs t, uint32_t kind, uint32_t a,
                               uint32_t b = 0) {
     const uint64_t key = RadixEventQueue::SeqKey(next_seq_++, kind);
-    uint64_t time = static_cast<uint64_t>(t.ps());
-    if (t.ps() < 0 || time < now_) {
-      // A broken caller (went_back()): the event is kept, at the current
-      // time, so that the queue stays monotone and the run can end.
-      went_back_ = true;
-      time = now_;
-    }
+    const uint64_t time = Monotone(t);
     if (time == now_) {
       // After everything pending for this picosecond: pushed before it.
       cur_.push_back(Node{time, key, a, b, kNone});
@@ -434,11 +431,7 @@ class TieredEventQueue {
   // pushed for the current time: before those still pending).
   void PushFirst(TimePs t, uint32_t rank, uint32_t kind, uint32_t a,
                  uint32_t b = 0) {
-    uint64_t time = static_cast<uint64_t>(t.ps());
-    if (t.ps() < 0 || time < now_) {
-      went_back_ = true;  // kept at the current time, as by Push
-      time = now_;
-    }
+    const uint64_t time = Monotone(t);
     far_.PushFirst(TimePs(static_cast<int64_t>(time)), rank, kind, a, b);
     if (time < far_time_) far_time_ = time;
   }
@@ -526,7 +519,9 @@ class TieredEventQueue {
     return far_.allocated_slots() + nodes_.capacity() + cur_.capacity();
   }
   // True if anything was pushed before the last popped time (or before 0):
-  // a broken caller; such an event pops at the time it was pushed at.
+  // a broken caller; such an event was kept at the last popped time. (The
+  // radix queue is only ever given times from then on; its own flag guards
+  // that.)
   bool went_back() const { return went_back_ || far_.went_back(); }
 
  private:
@@ -542,6 +537,7 @@ class TieredEventQueue {
     uint32_t next;
   };
   static uint64_t Slot(uint64_t time) { return time & (kWindow - 1); }
+  uint64_t Monotone(TimePs t) { return MonotoneTime(t, now_, &went_back_); }
   Event PopCurrent() {
     const Node& x = cur_[cur_head_];
     const Event e = RadixEventQueue::EventOf(x.time, x.key, x.a, x.b);

@@ -349,25 +349,34 @@ BENCHMARK(BM_DecodeTrace)
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 
-// The event queue alone: pop the earliest event and push one a little later,
-// with a steady population of `range` pending events, for each heap arity
-// (EventQueue is the winner).
-template <typename Queue>
-void BM_EventQueue(benchmark::State& state) {
+// The event queue alone: a steady population of `range` pending events
+// (first due at random within 2^`spread_bits` ps), each pop replaced by a
+// push `delay()` later.
+template <typename Queue, typename Delay>
+void RunEventQueue(benchmark::State& state, int spread_bits, Delay delay) {
   Queue q;
   const int64_t population = state.range(0);
   uint64_t x = 12345;
   for (int64_t i = 0; i < population; ++i) {
     x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    q.Push(TimePs(static_cast<int64_t>(x >> 40)), 0, 0);
+    q.Push(TimePs(static_cast<int64_t>(x >> (64 - spread_bits))), 0, 0);
   }
   for (auto _ : state) {
     const Event e = q.Pop();
-    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    q.Push(TimePs(e.time_ps + static_cast<int64_t>(x >> 44)), 0, 0);
+    q.Push(TimePs(e.time_ps + delay()), 0, 0);
   }
   state.counters["events/s"] = benchmark::Counter(
       static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+
+// Delays up to 2^20 ps (1 us), for each queue (EventQueue is the winner).
+template <typename Queue>
+void BM_EventQueue(benchmark::State& state) {
+  uint64_t x = 54321;
+  RunEventQueue<Queue>(state, 24, [&x] {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int64_t>(x >> 44);
+  });
 }
 BENCHMARK_TEMPLATE(BM_EventQueue, BasicEventQueue<2>)
     ->Arg(1000)
@@ -393,27 +402,16 @@ BENCHMARK_TEMPLATE(BM_EventQueue, TieredEventQueue)
 // The same with a packet-level replay's delays on TPS186: a lane group's
 // serialisation of a full packet (3,200 ps) or an engine's read of one
 // (4,500 ps), and one event in eight a link's flight later (225,000 ps),
-// as the 64-chip ring AllReduce (at most 1,316 pending) and larger ones.
+// as the 64-chip ring AllReduce (at most 1,316 pending) and larger ones;
+// the first events within 262 ns.
 template <typename Queue>
 void BM_EventQueuePacketDelays(benchmark::State& state) {
-  Queue q;
-  const int64_t population = state.range(0);
-  uint64_t x = 12345;
-  const auto delay = [&x] {
+  uint64_t x = 54321;
+  RunEventQueue<Queue>(state, 18, [&x] {
     x = x * 6364136223846793005ULL + 1442695040888963407ULL;
     if ((x >> 61) == 0) return int64_t{225000};
     return (x >> 60) % 2 == 0 ? int64_t{3200} : int64_t{4500};
-  };
-  for (int64_t i = 0; i < population; ++i) {
-    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    q.Push(TimePs(static_cast<int64_t>(x >> 46)), 0, 0);  // within 262 ns
-  }
-  for (auto _ : state) {
-    const Event e = q.Pop();
-    q.Push(TimePs(e.time_ps + delay()), 0, 0);
-  }
-  state.counters["events/s"] = benchmark::Counter(
-      static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  });
 }
 BENCHMARK_TEMPLATE(BM_EventQueuePacketDelays, RadixEventQueue)
     ->Arg(1000)

@@ -32,7 +32,6 @@ absl::string_view PathCauseName(PathCause c) {
 
 const PathCosts::RouteMemo& PathCosts::Route(uint32_t src, uint32_t dst,
                                              uint32_t qp) const {
-  if (routes_.size() <= src) routes_.resize(topo_.num_chips());
   RouteMemo& m = routes_[src];
   if (m.dst == dst && m.qp == qp) return m;
   // Along the route (Topology::Path), link by link, without building it.
@@ -51,9 +50,6 @@ void PathCosts::Network(Causes& b, uint32_t src, uint32_t dst, uint32_t qp,
                         uint32_t wire, TimePs total, TimePs behind_own) const {
   const TimePs ser = LaneGroupTime(hw_, wire);
   const RouteMemo& route = Route(src, dst, qp);
-  const TimePs flight = route.flight;
-  const TimePs fwd = route.fwd;
-  const int64_t hops = route.hops;
   // Clip to the measured time: the walk never attributes more than
   // happened.
   TimePs left = total;
@@ -62,9 +58,9 @@ void PathCosts::Network(Causes& b, uint32_t src, uint32_t dst, uint32_t qp,
     Add(b, c, t);
     left = left - t;
   };
-  take(PathCause::kLatency, flight);
-  take(PathCause::kSwitch, fwd);
-  take(PathCause::kSerialisation, ser * hops + behind_own);
+  take(PathCause::kLatency, route.flight);
+  take(PathCause::kSwitch, route.fwd);
+  take(PathCause::kSerialisation, ser * route.hops + behind_own);
   Add(b, PathCause::kQueueing, left);
 }
 

@@ -35,7 +35,8 @@ namespace ccreplay {
 // picosecond the same way.
 class PathCosts {
  public:
-  PathCosts(const HwConfig& hw, const Topology& topo) : hw_(hw), topo_(topo) {}
+  PathCosts(const HwConfig& hw, const Topology& topo)
+      : hw_(hw), topo_(topo), routes_(topo.num_chips()) {}
 
   using Causes = std::array<TimePs, kNumPathCauses>;
   // Adds `d` to cause `c` when it is positive.
