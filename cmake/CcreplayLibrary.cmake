@@ -11,4 +11,8 @@ function(ccreplay_library name)
   add_library(ccreplay_${name} ${srcs} ${ARG_UNPARSED_ARGUMENTS})
   target_include_directories(ccreplay_${name} PUBLIC ${PROJECT_SOURCE_DIR})
   target_link_libraries(ccreplay_${name} PUBLIC ${ARG_DEPS})
+  # The layers an event runs through (CMakeLists.txt, CCREPLAY_LTO).
+  if(name MATCHES "^(base|trace|hw|replay)$")
+    target_compile_options(ccreplay_${name} PRIVATE ${CCREPLAY_LTO_COMPILE})
+  endif()
 endfunction()
