@@ -48,9 +48,9 @@ static_assert(sizeof(Packet) <= 56, "a packet in flight");
 class PacketPool {
  public:
   uint32_t New(const Packet& pk) {
-    if (!free_.empty()) {
-      const uint32_t id = free_.back();
-      free_.pop_back();
+    if (free_ != kNone) {
+      const uint32_t id = free_;
+      free_ = packets_[id].next;
       packets_[id] = pk;
       return id;
     }
@@ -58,13 +58,19 @@ class PacketPool {
     return static_cast<uint32_t>(packets_.size() - 1);
   }
   // REQUIRES: id came from New() and was not freed since.
-  void Free(uint32_t id) { free_.push_back(id); }
+  void Free(uint32_t id) {
+    packets_[id].next = free_;
+    free_ = id;
+  }
   Packet& operator[](uint32_t id) { return packets_[id]; }
   const Packet& operator[](uint32_t id) const { return packets_[id]; }
 
  private:
   std::vector<Packet> packets_;
-  std::vector<uint32_t> free_;
+  // The freed packets, the last freed first, linked through their `next`
+  // (a freed packet is in no port queue): reusing the line a packet just
+  // left, with no list of its own to grow.
+  uint32_t free_ = kNone;
 };
 
 }  // namespace ccreplay
