@@ -212,6 +212,7 @@ class Port {
         lanes_(lane_groups),
         vcs_(vcs),
         lg_queues_(lg_queues),
+        lg_mask_(lg_queues == 1 ? 0 : ~uint32_t{0}),
         rows_(lg_queues * vcs),
         words_((inputs + 63) / 64),
         queues_(static_cast<size_t>(inputs) * rows_) {
@@ -225,7 +226,7 @@ class Port {
   // The queue row of (virtual channel, lane group): lg is ignored with one
   // queue per input and channel (round-robin interleaving).
   uint32_t Row(uint32_t vc, uint32_t lg) const {
-    return vc * lg_queues_ + (lg_queues_ == 1 ? 0 : lg);
+    return vc * lg_queues_ + (lg & lg_mask_);
   }
   // The packets queued at `input` in row `row`: the oldest, and how many.
   uint32_t Head(uint32_t input, uint32_t row) const {
@@ -383,6 +384,7 @@ class Port {
   uint32_t lanes_ = 0;
   uint32_t vcs_ = 0;
   uint32_t lg_queues_ = 1;
+  uint32_t lg_mask_ = 0;  // Row(): all ones unless lg_queues_ is 1
   uint32_t rows_ = 1;
   uint32_t words_ = 1;
   std::unique_ptr<std::byte[]> block_;
