@@ -393,19 +393,39 @@ class RadixEventQueue {
 // The radix queue behind a timing wheel of one slot per picosecond for the
 // next kWindow picoseconds: an event due within the window goes into its
 // slot's list, in push order, and is never moved; one due later goes into
-// the radix queue (`far_`), and pops from there. The two share the
+// the coarse wheel (below) or the radix queue (`far_`), and pops from
+// there. The tiers share the
 // sequence numbers, and a pop takes the least (time, order key) of the
 // wheel's earliest slot and the radix queue's front, so the order is
 // exactly the radix queue's alone. Most of a packet-level replay's events
 // are due a serialisation or a read later (a few nanoseconds on TPS186):
 // each was moved down the radix buckets two or three times
-// (docs/architecture.md, "Event queue").
+// (docs/architecture.md, "Event queue"). Between the two, a coarse wheel of
+// kCoarse slots of 2^kCoarseShift ps holds the events due up to about 16.8
+// us later (a switch's forwarding, a link's flight, a microsecond
+// serialisation), each slot's in push order; a slot moves into the fine
+// wheel, once, when it comes wholly within kWindow of the last pop, before
+// any push of its times can go there, so the order stays the radix
+// queue's.
 // REQUIRES: every push is at or after the time of the last pop.
 class TieredEventQueue {
  public:
   static constexpr uint64_t kWindow = 8192;  // ps; a power of two
+  // The coarse wheel: kCoarse slots of 2^kCoarseShift ps each.
+  static constexpr uint32_t kCoarseShift = 11;
+  static constexpr uint64_t kCoarse = 8192;
+  // An event due this long after the last pop, or longer, always goes to
+  // the radix queue (one due sooner may too, near the coarse wheel's end).
+  static constexpr uint64_t kRadixDelay =
+      kWindow + (kCoarse << kCoarseShift);
 
-  TieredEventQueue() : tail_(kWindow, kNone), bits_(kWindow / 64, 0) {}
+  TieredEventQueue()
+      : tail_(kWindow, kNone),
+        bits_(kWindow / 64, 0),
+        coarse_tail_(kCoarse, kNone),
+        coarse_bits_(kCoarse / 64, 0) {
+    SetHorizon((now_ + kWindow) >> kCoarseShift);
+  }
   TieredEventQueue(const TieredEventQueue&) = delete;
   TieredEventQueue& operator=(const TieredEventQueue&) = delete;
 
@@ -419,8 +439,12 @@ class TieredEventQueue {
       cur_.push_back(Node{time, key, a, b, kNone});
       return;
     }
-    if (time - now_ < kWindow) {
+    if (time < near_limit_) {
       PushNear(time, key, a, b);
+      return;
+    }
+    if (time < coarse_limit_) {
+      PushCoarse(time, key, a, b);
       return;
     }
     far_.PushKey(TimePs(static_cast<int64_t>(time)), key, a, b);
@@ -437,23 +461,40 @@ class TieredEventQueue {
   }
   bool empty() const { return size() == 0; }
   size_t size() const {
-    return near_size_ + far_.size() + (cur_.size() - cur_head_);
+    return near_size_ + coarse_size_ + far_.size() + (cur_.size() - cur_head_);
   }
   // REQUIRES: !empty().
   Event Pop() {
+    // The coarse wheel's events are all due after the fine wheel's and
+    // after now_.
     if (cur_head_ < cur_.size() && std::min(far_time_, near_time_) > now_) {
       return PopCurrent();
     }
-    if (far_time_ < near_time_ ||
-        (far_time_ == near_time_ &&
-         far_.FrontKey() < nodes_[Head(Slot(near_time_))].key)) {
-      now_ = far_time_;
-      const Event e = far_.Pop();
-      far_time_ = far_.MinTime();
-      return e;
+    if (far_time_ <= near_time_) {
+      if (near_size_ == 0 && coarse_size_ != 0) {
+        // The fine wheel is empty: move on to the first coarse slot in use,
+        // unless the radix queue's first event comes before it (no event
+        // pops before now_ moves there).
+        const uint64_t start = NextCoarse(horizon_) << kCoarseShift;
+        if (start <= far_time_) {
+          now_ = start;
+          SpreadSlots();
+        }
+      }
+      if (far_time_ < near_time_ ||
+          (far_time_ == near_time_ &&
+           far_.FrontKey() < nodes_[Head(Slot(near_time_))].key)) {
+        now_ = far_time_;
+        const Event e = far_.Pop();
+        far_time_ = far_.MinTime();
+        Spread();
+        return e;
+      }
     }
     now_ = near_time_;
-    return PopNear();
+    const Event e = PopNear();
+    Spread();
+    return e;
   }
   void Reserve(size_t) {}
   // RadixEventQueue::PeekSameTime, where the answer is known without
@@ -513,6 +554,24 @@ class TieredEventQueue {
         n = next;
       }
     }
+    for (uint64_t slot = 0; slot < kCoarse; ++slot) {
+      const uint32_t tail = coarse_tail_[slot];
+      if (tail == kNone) continue;
+      coarse_tail_[slot] = kNone;
+      coarse_bits_[slot / 64] &= ~(uint64_t{1} << (slot % 64));
+      uint32_t n = nodes_[tail].next;
+      for (bool last = false; !last;) {
+        last = n == tail;
+        const uint32_t next = nodes_[n].next;
+        if (dropped(nodes_[n])) {
+          FreeNode(n);
+          --coarse_size_;
+        } else {
+          AppendTo(coarse_tail_.data(), coarse_bits_.data(), slot, n);
+        }
+        n = next;
+      }
+    }
     near_time_ = near_size_ != 0 ? FirstNear(Slot(now_)) : kNoTime;
   }
   size_t allocated_slots() const {
@@ -547,8 +606,8 @@ class TieredEventQueue {
     }
     return e;
   }
-  [[gnu::always_inline]] void PushNear(uint64_t time, uint64_t key, uint32_t a,
-                                       uint32_t b) {
+  [[gnu::always_inline]] uint32_t NewNode(uint64_t time, uint64_t key,
+                                          uint32_t a, uint32_t b) {
     uint32_t n = free_;
     if (n != kNone) {
       free_ = nodes_[n].next;
@@ -557,22 +616,92 @@ class TieredEventQueue {
       n = static_cast<uint32_t>(nodes_.size());
       nodes_.push_back(Node{time, key, a, b, kNone});
     }
-    Append(Slot(time), n);
+    return n;
+  }
+  [[gnu::always_inline]] void PushNear(uint64_t time, uint64_t key, uint32_t a,
+                                       uint32_t b) {
+    Append(Slot(time), NewNode(time, key, a, b));
     ++near_size_;
     if (time < near_time_) near_time_ = time;
+  }
+  [[gnu::always_inline]] void PushCoarse(uint64_t time, uint64_t key,
+                                         uint32_t a, uint32_t b) {
+    AppendTo(coarse_tail_.data(), coarse_bits_.data(), CoarseSlot(time),
+             NewNode(time, key, a, b));
+    ++coarse_size_;
   }
   // A slot's list is a ring kept by its last node: one word per slot.
   uint32_t Head(uint64_t slot) const { return nodes_[tail_[slot]].next; }
   void Append(uint64_t slot, uint32_t n) {
-    const uint32_t tail = tail_[slot];
+    AppendTo(tail_.data(), bits_.data(), slot, n);
+  }
+  void AppendTo(uint32_t* tails, uint64_t* bits, uint64_t slot, uint32_t n) {
+    const uint32_t tail = tails[slot];
     if (tail == kNone) {
       nodes_[n].next = n;
-      bits_[slot / 64] |= uint64_t{1} << (slot % 64);
+      bits[slot / 64] |= uint64_t{1} << (slot % 64);
     } else {
       nodes_[n].next = nodes_[tail].next;
       nodes_[tail].next = n;
     }
-    tail_[slot] = n;
+    tails[slot] = n;
+  }
+  static uint64_t CoarseSlot(uint64_t time) {
+    return (time >> kCoarseShift) & (kCoarse - 1);
+  }
+  void SetHorizon(uint64_t h) {
+    horizon_ = h;
+    near_limit_ = h << kCoarseShift;
+    coarse_limit_ = (h + kCoarse) << kCoarseShift;
+    spread_at_ = near_limit_ + (uint64_t{1} << kCoarseShift) - kWindow;
+  }
+  // After now_ moved: the coarse slots now wholly within kWindow of it
+  // (below (now_ + kWindow) rounded down to a coarse slot) go into the fine
+  // wheel, each slot's events in their push order into fine slots that hold
+  // none of their time yet (a push there went to the coarse slot until
+  // now), so every fine slot stays in push order.
+  void Spread() {
+    if (now_ >= spread_at_) SpreadSlots();
+  }
+  [[gnu::noinline]] void SpreadSlots() {
+    const uint64_t h = (now_ + kWindow) >> kCoarseShift;
+    const uint64_t last = std::min(h, horizon_ + kCoarse);
+    for (uint64_t c = horizon_; coarse_size_ != 0; ++c) {
+      c = NextCoarse(c);
+      if (c >= last) break;
+      const uint64_t slot = c & (kCoarse - 1);
+      const uint32_t tail = coarse_tail_[slot];
+      coarse_tail_[slot] = kNone;
+      coarse_bits_[slot / 64] &= ~(uint64_t{1} << (slot % 64));
+      uint32_t n = nodes_[tail].next;
+      for (bool done = false; !done;) {
+        done = n == tail;
+        const uint32_t next = nodes_[n].next;
+        const uint64_t time = nodes_[n].time;
+        Append(Slot(time), n);
+        if (time < near_time_) near_time_ = time;
+        ++near_size_;
+        --coarse_size_;
+        n = next;
+      }
+    }
+    SetHorizon(h);
+  }
+  // The number (not wrapped) of the first coarse slot in use from slot
+  // number `c` on, horizon_ <= c < horizon_ + kCoarse: the coarse wheel's
+  // events are all due within kCoarse slots of horizon_, so its index gives
+  // it. REQUIRES: coarse_size_ > 0.
+  uint64_t NextCoarse(uint64_t c) const {
+    const uint64_t from = c & (kCoarse - 1);
+    uint64_t word = from / 64;
+    uint64_t w = coarse_bits_[word] & (~uint64_t{0} << (from % 64));
+    while (w == 0) {
+      word = (word + 1) % (kCoarse / 64);
+      w = coarse_bits_[word];
+    }
+    const uint64_t found =
+        word * 64 + static_cast<uint64_t>(__builtin_ctzll(w));
+    return c + ((found - from) & (kCoarse - 1));
   }
   void FreeNode(uint32_t n) {
     nodes_[n].next = free_;
@@ -618,6 +747,16 @@ class TieredEventQueue {
   size_t cur_head_ = 0;
   std::vector<uint32_t> tail_;  // per slot: its last node, or kNone
   std::vector<uint64_t> bits_;  // per slot: whether it holds events
+  // The coarse wheel, for events due from near_limit_ to coarse_limit_:
+  // per slot of 2^kCoarseShift ps, its events in push order, as tail_ and
+  // bits_. Slot numbers below horizon_ have gone into the fine wheel.
+  std::vector<uint32_t> coarse_tail_;
+  std::vector<uint64_t> coarse_bits_;
+  size_t coarse_size_ = 0;
+  uint64_t horizon_ = 0;       // (now_ + kWindow) >> kCoarseShift
+  uint64_t near_limit_ = 0;    // horizon_ << kCoarseShift
+  uint64_t coarse_limit_ = 0;  // (horizon_ + kCoarse) << kCoarseShift
+  uint64_t spread_at_ = 0;     // the least now_ that moves horizon_ on
   std::vector<Node> nodes_;
   uint32_t free_ = kNone;
   size_t near_size_ = 0;

@@ -116,6 +116,37 @@ TYPED_TEST(EventQueueTest, PopsInOrderAcrossTheWheelsEdge) {
       /*drop_odd=*/true);
 }
 
+// Delays around the tiered queue's coarse wheel: its slot width, the fine
+// wheel's edge seen from anywhere in a coarse slot, the coarse wheel's end
+// (kRadixDelay) and, now and then, a long idle gap, so that events of one
+// time wait in the coarse wheel and the radix queue, move into the fine
+// wheel at different pops, and the queue moves on to a coarse slot while the
+// fine wheel is empty.
+TYPED_TEST(EventQueueTest, PopsInOrderAcrossTheCoarseWheel) {
+  PushAndPopAtRandom<TypeParam>(
+      60000, 11,
+      [](uint64_t x) {
+        constexpr int64_t kSlot = int64_t{1} << TieredEventQueue::kCoarseShift;
+        constexpr int64_t kEnd = TieredEventQueue::kRadixDelay;
+        const int64_t jitter = static_cast<int64_t>((x >> 33) % 9) - 4;
+        switch ((x >> 40) % 6) {
+          case 0:
+            return static_cast<int64_t>((x >> 33) % 3);
+          case 1:
+            return kSlot * static_cast<int64_t>((x >> 44) % 8) + 4 + jitter;
+          case 2:
+            return static_cast<int64_t>(TieredEventQueue::kWindow) + jitter;
+          case 3:
+            return kEnd + jitter;
+          case 4:
+            return static_cast<int64_t>((x >> 20) % kEnd);
+          default:
+            return 3 * kEnd + static_cast<int64_t>((x >> 20) % kEnd);
+        }
+      },
+      /*drop_odd=*/true);
+}
+
 // The radix queue's precondition is checked, not assumed: a push before the
 // last pop is reported (the engine turns it into an internal error).
 template <typename Q>
@@ -158,12 +189,13 @@ TEST(TieredEventQueueTest, KeepsAPushIntoThePastAndOnePredicate) {
   EXPECT_TRUE(q.empty());
   TieredEventQueue r;
   r.Push(TimePs(5), 1, 1);                                // the wheel
-  r.Push(TimePs(TieredEventQueue::kWindow + 100), 1, 2);  // the radix
+  r.Push(TimePs(TieredEventQueue::kWindow + 100), 1, 2);  // the coarse wheel
+  r.Push(TimePs(TieredEventQueue::kRadixDelay), 1, 4);    // the radix
   r.PushFirst(TimePs(TieredEventQueue::kWindow + 100), 0, 1, 3);
   int calls = 0;
   r.RemoveIf([&calls](const Event&) { return calls++ == 0; });
-  EXPECT_EQ(calls, 3);
-  EXPECT_EQ(r.size(), 2u);
+  EXPECT_EQ(calls, 4);
+  EXPECT_EQ(r.size(), 3u);
 }
 
 // PeekSameTime(k) names the event that pops k after the next, and only when
@@ -261,10 +293,10 @@ TEST(TieredEventQueueTest, PushFirstPopsBeforeThePushesOfItsTime) {
 // bucket; not where both hold some.
 TEST(TieredEventQueueTest, PeekSameTimeNamesTheComingEventsOfOneTier) {
   TieredEventQueue q;
-  constexpr int64_t kFar = TieredEventQueue::kWindow + 100;
+  constexpr int64_t kFar = TieredEventQueue::kRadixDelay + 100;
   uint32_t kind = 0, a = 0;
   EXPECT_FALSE(q.PeekSameTime(0, &kind, &a));  // empty
-  q.Push(TimePs(kFar), 1, 10);                 // beyond the window: radix
+  q.Push(TimePs(kFar), 1, 10);                 // beyond both wheels: radix
   q.Push(TimePs(5), 2, 20);                    // the wheel
   q.Push(TimePs(5), 3, 21);
   q.Push(TimePs(5), 4, 22);
@@ -277,9 +309,9 @@ TEST(TieredEventQueueTest, PeekSameTimeNamesTheComingEventsOfOneTier) {
   EXPECT_FALSE(q.PeekSameTime(2, &kind, &a));  // 10 is at kFar
   EXPECT_EQ(q.Pop().a, 21u);
   EXPECT_EQ(q.Pop().a, 22u);
-  // At 200 the window reaches kFar: a push there goes into the wheel, after
-  // the radix queue's event of that time.
-  q.Push(TimePs(200), 5, 30);
+  // Popped 50 ps before kFar (from the radix queue too), the queue takes a
+  // push at kFar into the wheel, after the radix queue's event of that time.
+  q.Push(TimePs(kFar - 50), 5, 30);
   EXPECT_EQ(q.Pop().a, 30u);
   q.Push(TimePs(kFar), 6, 11);
   q.Push(TimePs(kFar + 1), 7, 40);
@@ -291,6 +323,41 @@ TEST(TieredEventQueueTest, PeekSameTimeNamesTheComingEventsOfOneTier) {
   EXPECT_EQ(q.Pop().a, 40u);
   EXPECT_TRUE(q.empty());
   EXPECT_FALSE(q.went_back());
+}
+
+// Events waiting in the coarse wheel move into the fine wheel before any
+// push of their time can go there, so one time's events pop in push order
+// across the two; with the fine wheel empty the queue moves on to the first
+// coarse slot in use, unless the radix queue's first event comes sooner.
+TEST(TieredEventQueueTest, TheCoarseWheelKeepsPushOrder) {
+  TieredEventQueue q;
+  constexpr int64_t kSlot = int64_t{1} << TieredEventQueue::kCoarseShift;
+  constexpr int64_t kT = 5 * TieredEventQueue::kWindow + 7;  // coarse at 0
+  q.Push(TimePs(kT), 1, 1);       // coarse
+  q.Push(TimePs(kT + 1), 1, 2);   // coarse, same slot
+  q.Push(TimePs(3 * kSlot), 1, 3);  // coarse, an earlier slot
+  q.Push(TimePs(TieredEventQueue::kRadixDelay + 1), 1, 9);  // radix
+  EXPECT_EQ(q.size(), 4u);
+  EXPECT_EQ(q.Pop().a, 3u);  // the fine wheel was empty: on to its slot
+  EXPECT_EQ(q.Pop().a, 1u);
+  q.Push(TimePs(kT + 1), 1, 4);  // now within the window: the fine wheel
+  EXPECT_EQ(q.Pop().a, 2u);      // pushed first, from the coarse wheel
+  EXPECT_EQ(q.Pop().a, 4u);
+  EXPECT_EQ(q.Pop().a, 9u);
+  EXPECT_TRUE(q.empty());
+  // An event in the radix queue that is due before the first coarse slot
+  // in use pops first.
+  TieredEventQueue r;
+  r.Push(TimePs(TieredEventQueue::kRadixDelay), 1, 1);  // radix
+  r.Push(TimePs(TieredEventQueue::kWindow), 1, 2);      // coarse
+  r.Push(TimePs(TieredEventQueue::kWindow + 3 * kSlot), 1, 3);  // coarse
+  EXPECT_EQ(r.Pop().a, 2u);
+  r.Push(TimePs(TieredEventQueue::kRadixDelay - 1), 1, 4);  // coarse
+  EXPECT_EQ(r.Pop().a, 3u);
+  EXPECT_EQ(r.Pop().a, 4u);
+  EXPECT_EQ(r.Pop().a, 1u);
+  EXPECT_TRUE(r.empty());
+  EXPECT_FALSE(q.went_back() || r.went_back());
 }
 
 // A crowded picosecond (bucket 0 with hundreds of events): PushFirst events
