@@ -124,7 +124,7 @@ TYPED_TEST(EventQueueTest, PopsInOrderAcrossTheWheelsEdge) {
 // fine wheel is empty.
 TYPED_TEST(EventQueueTest, PopsInOrderAcrossTheCoarseWheel) {
   PushAndPopAtRandom<TypeParam>(
-      60000, 11,
+      30000, 11,
       [](uint64_t x) {
         constexpr int64_t kSlot = int64_t{1} << TieredEventQueue::kCoarseShift;
         constexpr int64_t kEnd = TieredEventQueue::kRadixDelay;
