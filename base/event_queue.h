@@ -536,42 +536,23 @@ class TieredEventQueue {
     cur_.erase(cur_.begin(), cur_.begin() + static_cast<ptrdiff_t>(cur_head_));
     cur_head_ = 0;
     std::erase_if(cur_, dropped);
-    for (uint64_t slot = 0; slot < kWindow; ++slot) {
-      const uint32_t tail = tail_[slot];
-      if (tail == kNone) continue;
-      tail_[slot] = kNone;
-      bits_[slot / 64] &= ~(uint64_t{1} << (slot % 64));
-      uint32_t n = nodes_[tail].next;
-      for (bool last = false; !last;) {
-        last = n == tail;
-        const uint32_t next = nodes_[n].next;
-        if (dropped(nodes_[n])) {
-          FreeNode(n);
-          --near_size_;
-        } else {
-          Append(slot, n);
-        }
-        n = next;
+    // Each wheel's slots taken apart and the events kept put back, in order.
+    const auto filter = [&](uint32_t* tails, uint64_t* bits, uint64_t slots,
+                            size_t* size) {
+      for (uint64_t slot = 0; slot < slots; ++slot) {
+        if (tails[slot] == kNone) continue;
+        Detach(tails, bits, slot, [&](uint32_t n) {
+          if (dropped(nodes_[n])) {
+            FreeNode(n);
+            --*size;
+          } else {
+            AppendTo(tails, bits, slot, n);
+          }
+        });
       }
-    }
-    for (uint64_t slot = 0; slot < kCoarse; ++slot) {
-      const uint32_t tail = coarse_tail_[slot];
-      if (tail == kNone) continue;
-      coarse_tail_[slot] = kNone;
-      coarse_bits_[slot / 64] &= ~(uint64_t{1} << (slot % 64));
-      uint32_t n = nodes_[tail].next;
-      for (bool last = false; !last;) {
-        last = n == tail;
-        const uint32_t next = nodes_[n].next;
-        if (dropped(nodes_[n])) {
-          FreeNode(n);
-          --coarse_size_;
-        } else {
-          AppendTo(coarse_tail_.data(), coarse_bits_.data(), slot, n);
-        }
-        n = next;
-      }
-    }
+    };
+    filter(tail_.data(), bits_.data(), kWindow, &near_size_);
+    filter(coarse_tail_.data(), coarse_bits_.data(), kCoarse, &coarse_size_);
     near_time_ = near_size_ != 0 ? FirstNear(Slot(now_)) : kNoTime;
   }
   size_t allocated_slots() const {
@@ -646,6 +627,22 @@ class TieredEventQueue {
     }
     tails[slot] = n;
   }
+  // Empties slot `slot` of a wheel (its last nodes `tails`, occupancy
+  // `bits`) and calls each(n) for its nodes in order; each may append n
+  // anywhere, this slot included.
+  template <typename Each>
+  void Detach(uint32_t* tails, uint64_t* bits, uint64_t slot, Each&& each) {
+    const uint32_t tail = tails[slot];
+    tails[slot] = kNone;
+    bits[slot / 64] &= ~(uint64_t{1} << (slot % 64));
+    uint32_t n = nodes_[tail].next;
+    for (bool last = false; !last;) {
+      last = n == tail;
+      const uint32_t next = nodes_[n].next;
+      each(n);
+      n = next;
+    }
+  }
   static uint64_t CoarseSlot(uint64_t time) {
     return (time >> kCoarseShift) & (kCoarse - 1);
   }
@@ -669,21 +666,14 @@ class TieredEventQueue {
     for (uint64_t c = horizon_; coarse_size_ != 0; ++c) {
       c = NextCoarse(c);
       if (c >= last) break;
-      const uint64_t slot = c & (kCoarse - 1);
-      const uint32_t tail = coarse_tail_[slot];
-      coarse_tail_[slot] = kNone;
-      coarse_bits_[slot / 64] &= ~(uint64_t{1} << (slot % 64));
-      uint32_t n = nodes_[tail].next;
-      for (bool done = false; !done;) {
-        done = n == tail;
-        const uint32_t next = nodes_[n].next;
-        const uint64_t time = nodes_[n].time;
-        Append(Slot(time), n);
-        if (time < near_time_) near_time_ = time;
-        ++near_size_;
-        --coarse_size_;
-        n = next;
-      }
+      Detach(coarse_tail_.data(), coarse_bits_.data(), c & (kCoarse - 1),
+             [&](uint32_t n) {
+               const uint64_t time = nodes_[n].time;
+               Append(Slot(time), n);
+               if (time < near_time_) near_time_ = time;
+               ++near_size_;
+               --coarse_size_;
+             });
     }
     SetHorizon(h);
   }
@@ -693,15 +683,19 @@ class TieredEventQueue {
   // it. REQUIRES: coarse_size_ > 0.
   uint64_t NextCoarse(uint64_t c) const {
     const uint64_t from = c & (kCoarse - 1);
+    return c + ((FirstSet(coarse_bits_.data(), kCoarse, from) - from) &
+                (kCoarse - 1));
+  }
+  // The first set bit of bitmap `bits` (`n` bits, a power of two) from bit
+  // `from` on, cyclically. REQUIRES: some bit is set.
+  static uint64_t FirstSet(const uint64_t* bits, uint64_t n, uint64_t from) {
     uint64_t word = from / 64;
-    uint64_t w = coarse_bits_[word] & (~uint64_t{0} << (from % 64));
+    uint64_t w = bits[word] & (~uint64_t{0} << (from % 64));
     while (w == 0) {
-      word = (word + 1) % (kCoarse / 64);
-      w = coarse_bits_[word];
+      word = (word + 1) % (n / 64);
+      w = bits[word];
     }
-    const uint64_t found =
-        word * 64 + static_cast<uint64_t>(__builtin_ctzll(w));
-    return c + ((found - from) & (kCoarse - 1));
+    return word * 64 + static_cast<uint64_t>(__builtin_ctzll(w));
   }
   void FreeNode(uint32_t n) {
     nodes_[n].next = free_;
@@ -728,14 +722,7 @@ class TieredEventQueue {
   // wheel's events are all within kWindow of now_, so its slot gives it.
   // REQUIRES: near_size_ > 0.
   uint64_t FirstNear(uint64_t slot) const {
-    uint64_t word = slot / 64;
-    uint64_t w = bits_[word] & (~uint64_t{0} << (slot % 64));
-    while (w == 0) {
-      word = (word + 1) % (kWindow / 64);
-      w = bits_[word];
-    }
-    const uint64_t found =
-        word * 64 + static_cast<uint64_t>(__builtin_ctzll(w));
+    const uint64_t found = FirstSet(bits_.data(), kWindow, slot);
     return now_ + ((found - Slot(now_)) & (kWindow - 1));
   }
 
