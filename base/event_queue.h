@@ -475,7 +475,7 @@ class TieredEventQueue {
         // The fine wheel is empty: move on to the first coarse slot in use,
         // unless the radix queue's first event comes before it (no event
         // pops before now_ moves there).
-        const uint64_t start = NextCoarse(horizon_) << kCoarseShift;
+        const uint64_t start = NextCoarse(Horizon()) << kCoarseShift;
         if (start <= far_time_) {
           now_ = start;
           SpreadSlots();
@@ -646,8 +646,10 @@ class TieredEventQueue {
   static uint64_t CoarseSlot(uint64_t time) {
     return (time >> kCoarseShift) & (kCoarse - 1);
   }
+  // The first coarse slot number not yet moved into the fine wheel:
+  // (now_ + kWindow) >> kCoarseShift as of the last move.
+  uint64_t Horizon() const { return near_limit_ >> kCoarseShift; }
   void SetHorizon(uint64_t h) {
-    horizon_ = h;
     near_limit_ = h << kCoarseShift;
     coarse_limit_ = (h + kCoarse) << kCoarseShift;
     spread_at_ = near_limit_ + (uint64_t{1} << kCoarseShift) - kWindow;
@@ -662,8 +664,9 @@ class TieredEventQueue {
   }
   [[gnu::noinline]] void SpreadSlots() {
     const uint64_t h = (now_ + kWindow) >> kCoarseShift;
-    const uint64_t last = std::min(h, horizon_ + kCoarse);
-    for (uint64_t c = horizon_; coarse_size_ != 0; ++c) {
+    const uint64_t from = Horizon();
+    const uint64_t last = std::min(h, from + kCoarse);
+    for (uint64_t c = from; coarse_size_ != 0; ++c) {
       c = NextCoarse(c);
       if (c >= last) break;
       Detach(coarse_tail_.data(), coarse_bits_.data(), c & (kCoarse - 1),
@@ -678,8 +681,8 @@ class TieredEventQueue {
     SetHorizon(h);
   }
   // The number (not wrapped) of the first coarse slot in use from slot
-  // number `c` on, horizon_ <= c < horizon_ + kCoarse: the coarse wheel's
-  // events are all due within kCoarse slots of horizon_, so its index gives
+  // number `c` on, Horizon() <= c < Horizon() + kCoarse: the coarse wheel's
+  // events are all due within kCoarse slots of Horizon(), so its index gives
   // it. REQUIRES: coarse_size_ > 0.
   uint64_t NextCoarse(uint64_t c) const {
     const uint64_t from = c & (kCoarse - 1);
@@ -736,14 +739,16 @@ class TieredEventQueue {
   std::vector<uint64_t> bits_;  // per slot: whether it holds events
   // The coarse wheel, for events due from near_limit_ to coarse_limit_:
   // per slot of 2^kCoarseShift ps, its events in push order, as tail_ and
-  // bits_. Slot numbers below horizon_ have gone into the fine wheel.
+  // bits_. Slot numbers below Horizon() have gone into the fine wheel.
   std::vector<uint32_t> coarse_tail_;
   std::vector<uint64_t> coarse_bits_;
   size_t coarse_size_ = 0;
-  uint64_t horizon_ = 0;       // (now_ + kWindow) >> kCoarseShift
-  uint64_t near_limit_ = 0;    // horizon_ << kCoarseShift
-  uint64_t coarse_limit_ = 0;  // (horizon_ + kCoarse) << kCoarseShift
-  uint64_t spread_at_ = 0;     // the least now_ that moves horizon_ on
+  // Kept for the pushes and pops (SetHorizon): the first time due in the
+  // coarse wheel, the first due in the radix queue, and the least now_ that
+  // moves the horizon on.
+  uint64_t near_limit_ = 0;    // Horizon() << kCoarseShift
+  uint64_t coarse_limit_ = 0;  // (Horizon() + kCoarse) << kCoarseShift
+  uint64_t spread_at_ = 0;
   std::vector<Node> nodes_;
   uint32_t free_ = kNone;
   size_t near_size_ = 0;
