@@ -75,15 +75,30 @@ constexpr uint32_t XorInterleave(uint64_t addr, uint64_t block_bytes,
   if (bits == 0) return 0;
   uint64_t b = addr / block_bytes;
   if ((bits & (bits - 1)) == 0) {
-    // Fields of a power-of-two width: fold the word in halves down to it
-    // (written out: a loop over the halves cost about 30 instructions a
-    // packet).
-    b ^= b >> 32;
-    if (bits <= 16) b ^= b >> 16;
-    if (bits <= 8) b ^= b >> 8;
-    if (bits <= 4) b ^= b >> 4;
-    if (bits <= 2) b ^= b >> 2;
-    if (bits <= 1) b ^= b >> 1;
+    // Fields of a power-of-two width: fold the word in halves down to it.
+    // The folds b ^= b >> s commute (each is 1 + S^s over GF(2), S the
+    // shift), so they may run from the field's width up: entered at the
+    // width, each case falls through to the wider ones, with one jump in
+    // place of a test per fold.
+    switch (bits) {
+      case 1:
+        b ^= b >> 1;
+        [[fallthrough]];
+      case 2:
+        b ^= b >> 2;
+        [[fallthrough]];
+      case 4:
+        b ^= b >> 4;
+        [[fallthrough]];
+      case 8:
+        b ^= b >> 8;
+        [[fallthrough]];
+      case 16:
+        b ^= b >> 16;
+        [[fallthrough]];
+      default:  // 32
+        b ^= b >> 32;
+    }
     return static_cast<uint32_t>(b & (lane_groups - 1));
   }
   uint64_t lg = 0;
