@@ -21,11 +21,18 @@ class IdMap {
   size_t size() const { return size_; }
 
   uint32_t Find(uint32_t id) const {
+    // The id found or inserted last: the callers ask for one id several
+    // times in a row (one instruction's events).
+    if (id == last_id_) return last_value_;
     if (cells_.empty()) return kAbsent;
     for (size_t i = Home(id);; i = (i + 1) & mask_) {
       const uint64_t c = cells_[i];
       if (c == kEmpty) return kAbsent;
-      if (KeyOf(c) == id) return static_cast<uint32_t>(c);
+      if (KeyOf(c) == id) {
+        last_id_ = id;
+        last_value_ = static_cast<uint32_t>(c);
+        return last_value_;
+      }
     }
   }
 
@@ -36,10 +43,13 @@ class IdMap {
     while (cells_[i] != kEmpty) i = (i + 1) & mask_;
     cells_[i] = (uint64_t{id} << 32) | value;
     ++size_;
+    last_id_ = id;
+    last_value_ = value;
   }
 
   // Removes `id` and returns its value, or kAbsent if it was not there.
   uint32_t Erase(uint32_t id) {
+    if (id == last_id_) last_id_ = kAbsent;
     if (cells_.empty()) return kAbsent;
     size_t i = Home(id);
     for (;; i = (i + 1) & mask_) {
@@ -86,6 +96,10 @@ class IdMap {
   }
 
   std::vector<uint64_t> cells_;
+  // Find's cache: an id in the map and its value (kAbsent: none). Erase
+  // clears it for its id; nothing changes a value in the map.
+  mutable uint32_t last_id_ = kAbsent;
+  mutable uint32_t last_value_ = 0;
   size_t mask_ = 0;
   int shift_ = 64;
   size_t size_ = 0;
