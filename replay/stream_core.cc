@@ -261,7 +261,7 @@ void StreamCore::Resume(uint32_t slot, TimePs now) {
           // landed.
           NewOp(g, in, now);
         }
-        if (path_.on()) PathIssue(g, slot, now);
+        if (path_.on()) PathIssue(g, slot, in, now);
         if (in.kind == OpKind::kSend) {
           PairState& pair = Pair(st.chip, in.peer);
           Op(g).send_index = static_cast<uint32_t>(pair.sends.size());
@@ -554,9 +554,9 @@ std::string StreamCore::PlaceOf(uint32_t g) const {
   return InstrPlace(p_, st.chip, st.stream, g - st.base);
 }
 
-void StreamCore::PathIssue(uint32_t g, uint32_t slot, TimePs now) {
+void StreamCore::PathIssue(uint32_t g, uint32_t slot, const Instr& in,
+                           TimePs now) {
   const StreamState& st = streams_[slot];
-  const Instr in = st.At(st.pc);
   OpPath& path = PathOf(g);
   path_.Issue(path, slot, st.pc, now);
   if (in.kind != OpKind::kRemoteMsgSend || st.pc == 0) return;

@@ -242,8 +242,8 @@ class StreamCore {
   // "chip 3, stream 1, instruction 12 (Transfer)".
   std::string PlaceOf(uint32_t g) const;
   // The critical path's state of CDMA instruction g, issued now by the
-  // stream in `slot` (at its pc).
-  void PathIssue(uint32_t g, uint32_t slot, TimePs now);
+  // stream in `slot` (at its pc: `in`).
+  void PathIssue(uint32_t g, uint32_t slot, const Instr& in, TimePs now);
   // A Send's size against its Receive's; false (error_ set) on a mismatch.
   bool MatchSend(uint32_t g, uint32_t recv);
   void LocalDone(uint32_t e, TimePs now);
