@@ -96,7 +96,7 @@ constexpr uint32_t XorInterleave(uint64_t addr, uint64_t block_bytes,
       case 16:
         b ^= b >> 16;
         [[fallthrough]];
-      default:  // 32
+      default:  // every width ends with the widest fold
         b ^= b >> 32;
     }
     return static_cast<uint32_t>(b & (lane_groups - 1));
