@@ -422,6 +422,7 @@ class TieredEventQueue {
   TieredEventQueue()
       : tail_(kWindow, kNone),
         bits_(kWindow / 64, 0),
+        coarse_head_(kCoarse, kNone),
         coarse_tail_(kCoarse, kNone),
         coarse_bits_(kCoarse / 64, 0) {
     SetHorizon((now_ + kWindow) >> kCoarseShift);
@@ -555,11 +556,22 @@ class TieredEventQueue {
       }
     };
     filter(tail_.data(), bits_.data(), kWindow, &near_size_);
-    filter(coarse_tail_.data(), coarse_bits_.data(), kCoarse, &coarse_size_);
+    std::vector<CoarseEvent> kept;
+    for (uint64_t slot = 0; slot < kCoarse; ++slot) {
+      if (coarse_head_[slot] == kNone) continue;
+      kept.clear();
+      DetachCoarse(slot, [&](const CoarseEvent& x) {
+        --coarse_size_;
+        if (!dropped(Node{x.time, x.key, x.a, x.b, kNone})) kept.push_back(x);
+      });
+      for (const CoarseEvent& x : kept) AppendCoarse(slot, x);
+      coarse_size_ += kept.size();
+    }
     near_time_ = near_size_ != 0 ? FirstNear(Slot(now_)) : kNoTime;
   }
   size_t allocated_slots() const {
-    return far_.allocated_slots() + nodes_.capacity() + cur_.capacity();
+    return far_.allocated_slots() + nodes_.capacity() + cur_.capacity() +
+           chunks_.capacity() * kChunkEvents;
   }
   // True if anything was pushed before the last popped time (or before 0):
   // a broken caller; such an event was kept at the last popped time. (The
@@ -578,6 +590,18 @@ class TieredEventQueue {
     // The next in its slot's list (the last: the first), or in the free
     // list.
     uint32_t next;
+  };
+  struct CoarseEvent {
+    uint64_t time;
+    uint64_t key;
+    uint32_t a;
+    uint32_t b;
+  };
+  static constexpr uint32_t kChunkEvents = 10;  // 248 bytes a chunk
+  struct CoarseChunk {
+    CoarseEvent ev[kChunkEvents];
+    uint32_t count;
+    uint32_t next;  // the slot's next chunk, or the next free one
   };
   static uint64_t Slot(uint64_t time) { return time & (kWindow - 1); }
   uint64_t Monotone(TimePs t) { return MonotoneTime(t, now_, &went_back_); }
@@ -610,9 +634,54 @@ class TieredEventQueue {
   }
   [[gnu::always_inline]] void PushCoarse(uint64_t time, uint64_t key,
                                          uint32_t a, uint32_t b) {
-    AppendTo(coarse_tail_.data(), coarse_bits_.data(), CoarseSlot(time),
-             NewNode(time, key, a, b));
+    AppendCoarse(CoarseSlot(time), CoarseEvent{time, key, a, b});
     ++coarse_size_;
+  }
+  // The coarse wheel's slot `slot` gets x after its other events.
+  void AppendCoarse(uint64_t slot, const CoarseEvent& x) {
+    uint32_t c = coarse_tail_[slot];
+    if (c == kNone) {
+      c = NewChunk();
+      coarse_head_[slot] = c;
+      coarse_tail_[slot] = c;
+      coarse_bits_[slot / 64] |= uint64_t{1} << (slot % 64);
+    } else if (chunks_[c].count == kChunkEvents) {
+      const uint32_t n = NewChunk();
+      chunks_[c].next = n;
+      coarse_tail_[slot] = n;
+      c = n;
+    }
+    CoarseChunk& chunk = chunks_[c];
+    chunk.ev[chunk.count++] = x;
+  }
+  uint32_t NewChunk() {
+    uint32_t c = free_chunk_;
+    if (c != kNone) {
+      free_chunk_ = chunks_[c].next;
+    } else {
+      c = static_cast<uint32_t>(chunks_.size());
+      chunks_.emplace_back();
+    }
+    chunks_[c].count = 0;
+    chunks_[c].next = kNone;
+    return c;
+  }
+  // Empties the coarse wheel's slot `slot` and calls each(x) for its
+  // events in push order (each must not push into the coarse wheel).
+  template <typename Each>
+  void DetachCoarse(uint64_t slot, Each&& each) {
+    uint32_t c = coarse_head_[slot];
+    coarse_head_[slot] = kNone;
+    coarse_tail_[slot] = kNone;
+    coarse_bits_[slot / 64] &= ~(uint64_t{1} << (slot % 64));
+    while (c != kNone) {
+      const CoarseChunk& chunk = chunks_[c];
+      for (uint32_t i = 0; i < chunk.count; ++i) each(chunk.ev[i]);
+      const uint32_t next = chunk.next;
+      chunks_[c].next = free_chunk_;
+      free_chunk_ = c;
+      c = next;
+    }
   }
   // A slot's list is a ring kept by its last node: one word per slot.
   uint32_t Head(uint64_t slot) const { return nodes_[tail_[slot]].next; }
@@ -672,14 +741,12 @@ class TieredEventQueue {
     for (uint64_t c = from; coarse_size_ != 0; ++c) {
       c = NextCoarse(c);
       if (c >= last) break;
-      Detach(coarse_tail_.data(), coarse_bits_.data(), c & (kCoarse - 1),
-             [&](uint32_t n) {
-               const uint64_t time = nodes_[n].time;
-               Append(Slot(time), n);
-               if (time < near_time_) near_time_ = time;
-               ++near_size_;
-               --coarse_size_;
-             });
+      DetachCoarse(c & (kCoarse - 1), [&](const CoarseEvent& x) {
+        Append(Slot(x.time), NewNode(x.time, x.key, x.a, x.b));
+        if (x.time < near_time_) near_time_ = x.time;
+        ++near_size_;
+        --coarse_size_;
+      });
     }
     SetHorizon(h);
   }
@@ -743,9 +810,16 @@ class TieredEventQueue {
   // The coarse wheel, for events due from near_limit_ to coarse_limit_:
   // per slot of 2^kCoarseShift ps, its events in push order, as tail_ and
   // bits_. Slot numbers below Horizon() have gone into the fine wheel.
-  std::vector<uint32_t> coarse_tail_;
+  std::vector<uint32_t> coarse_head_;  // per slot: its first chunk
+  std::vector<uint32_t> coarse_tail_;  // per slot: its last chunk
   std::vector<uint64_t> coarse_bits_;
   size_t coarse_size_ = 0;
+  // The coarse wheel's events in chunks from one pool (free ones chained
+  // through next from free_chunk_): moving a slot into the fine wheel reads
+  // them in sequence, where nodes would be a chain of dependent loads, each
+  // a miss on a large system (session 27).
+  std::vector<CoarseChunk> chunks_;
+  uint32_t free_chunk_ = kNone;
   // Kept for the pushes and pops (SetHorizon): the first time due in the
   // coarse wheel, the first due in the radix queue, and the least now_ that
   // moves the horizon on.
