@@ -243,6 +243,8 @@ void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
   const uint32_t chosen = pick.input;
   const uint32_t id = pt.PopFrom(chosen, pt.Row(pick.vc, lg), packets_);
   Packet& pk = packets_[id];
+  // The queue's next packet, read when the queue is next served.
+  if (pk.next != kNone) PrefetchPacket(pk.next);
   // Its credit goes back to the previous hop's port (SendCredit, below).
   if (pk.in_link != kNone) PrefetchPort(pk.in_link);
   const uint32_t wire = WireBytes(pk);
