@@ -4,6 +4,7 @@
 #include "base/event_queue.h"
 
 #include <algorithm>
+#include <utility>
 #include <cstdint>
 #include <tuple>
 #include <type_traits>
@@ -358,6 +359,41 @@ TEST(TieredEventQueueTest, TheCoarseWheelKeepsPushOrder) {
   EXPECT_EQ(r.Pop().a, 1u);
   EXPECT_TRUE(r.empty());
   EXPECT_FALSE(q.went_back() || r.went_back());
+}
+
+// A coarse slot keeps its events in chunks (of 10): one slot given 47
+// events over several chunks, a fifth of them dropped by RemoveIf while
+// they wait there, then a second slot filled from the chunks the first
+// freed, pops every kept event in (time, push) order, with its operands.
+TEST(TieredEventQueueTest, ACoarseSlotOfManyChunksKeepsItsOrder) {
+  TieredEventQueue q;
+  constexpr int64_t kT = 5 * TieredEventQueue::kWindow;  // a coarse slot
+  constexpr int64_t kSlot = int64_t{1} << TieredEventQueue::kCoarseShift;
+  std::vector<std::pair<int64_t, uint32_t>> want;  // (time, a), push order
+  for (uint32_t i = 0; i < 47; ++i) {
+    const int64_t t = kT + (i * 7) % 3;  // three times, interleaved
+    q.Push(TimePs(t), 2, i, i + 1000);
+    if (i % 5 != 0) want.emplace_back(t, i);
+  }
+  q.RemoveIf([](const Event& e) { return e.a % 5 == 0; });
+  ASSERT_EQ(q.size(), want.size());
+  std::stable_sort(want.begin(), want.end(), [](const auto& x, const auto& y) {
+    return x.first < y.first;
+  });
+  for (const auto& [t, a] : want) {
+    const Event e = q.Pop();
+    EXPECT_EQ(e.time_ps, t);
+    EXPECT_EQ(e.a, a);
+    EXPECT_EQ(e.b, a + 1000);
+    EXPECT_EQ(e.kind, 2u);
+  }
+  EXPECT_TRUE(q.empty());
+  // The chunks come back to be used by a later slot.
+  const int64_t later = kT + 3 * TieredEventQueue::kWindow + kSlot;
+  for (uint32_t i = 0; i < 23; ++i) q.Push(TimePs(later), 1, i);
+  for (uint32_t i = 0; i < 23; ++i) EXPECT_EQ(q.Pop().a, i);
+  EXPECT_TRUE(q.empty());
+  EXPECT_FALSE(q.went_back());
 }
 
 // A crowded picosecond (bucket 0 with hundreds of events): PushFirst events
