@@ -532,7 +532,8 @@ class TieredEventQueue {
   // per event, tier by tier).
   template <typename Pred>
   void RemoveIf(Pred drop) {
-    const auto dropped = [&](const Node& x) {
+    // A node or a coarse wheel's event.
+    const auto dropped = [&](const auto& x) {
       return drop(RadixEventQueue::EventOf(x.time, x.key, x.a, x.b));
     };
     far_.RemoveIf([&drop](const Event& e) { return drop(e); });
@@ -561,11 +562,13 @@ class TieredEventQueue {
       if (coarse_head_[slot] == kNone) continue;
       kept.clear();
       DetachCoarse(slot, [&](const CoarseEvent& x) {
-        --coarse_size_;
-        if (!dropped(Node{x.time, x.key, x.a, x.b, kNone})) kept.push_back(x);
+        if (dropped(x)) {
+          --coarse_size_;
+        } else {
+          kept.push_back(x);
+        }
       });
       for (const CoarseEvent& x : kept) AppendCoarse(slot, x);
-      coarse_size_ += kept.size();
     }
     near_time_ = near_size_ != 0 ? FirstNear(Slot(now_)) : kNoTime;
   }
@@ -808,8 +811,9 @@ class TieredEventQueue {
   std::vector<uint32_t> tail_;  // per slot: its last node, or kNone
   std::vector<uint64_t> bits_;  // per slot: whether it holds events
   // The coarse wheel, for events due from near_limit_ to coarse_limit_:
-  // per slot of 2^kCoarseShift ps, its events in push order, as tail_ and
-  // bits_. Slot numbers below Horizon() have gone into the fine wheel.
+  // per slot of 2^kCoarseShift ps, its events in push order in a chain of
+  // chunks (chunks_), and its bit in coarse_bits_ while it holds any. Slot
+  // numbers below Horizon() have gone into the fine wheel.
   std::vector<uint32_t> coarse_head_;  // per slot: its first chunk
   std::vector<uint32_t> coarse_tail_;  // per slot: its last chunk
   std::vector<uint64_t> coarse_bits_;

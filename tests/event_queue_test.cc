@@ -4,10 +4,10 @@
 #include "base/event_queue.h"
 
 #include <algorithm>
-#include <utility>
 #include <cstdint>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
