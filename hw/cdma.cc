@@ -62,8 +62,7 @@ bool CdmaUnit::OnEmit(uint32_t e, TimePs now) {
     return false;
   }
   net_->InjectOn(eng.flow, lg, PacketKind::kData, eng.chip, eng.peer,
-                 eng.current, chunk, eng.dst_addr + eng.emitted, input, now,
-                 eng.state);
+                 eng.current, chunk, input, now, eng.state);
   eng.emitted += chunk;
   if (eng.emitted == eng.bytes) return true;
   const uint64_t next =

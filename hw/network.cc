@@ -66,19 +66,17 @@ bool Network::MayStage(uint32_t port, uint32_t input, uint32_t lg) {
 
 void Network::InjectOn(FlowPath flow, uint32_t lg, PacketKind kind,
                        uint32_t src, uint32_t dst, uint32_t op,
-                       uint32_t payload, uint64_t addr, uint32_t input,
-                       TimePs now, uint32_t state) {
+                       uint32_t payload, uint32_t input, TimePs now,
+                       uint32_t state) {
   Packet pk;
   pk.kind = kind;
   pk.state = state;
-  pk.src = src;
   pk.dst = dst;
   pk.op = op;
   pk.payload = payload;
-  pk.addr = GlobalAddress(dst, addr);
   // Every link has the same lane groups and the address does not change on
   // the way: the lane group of every hop, found once.
-  pk.lg = lg;
+  pk.lg = static_cast<uint8_t>(lg);
   pk.flow = flow.hash;
   const uint32_t id = packets_.New(pk);
   injected_++;

@@ -131,15 +131,16 @@ class Network {
               uint32_t qp, uint32_t payload, uint64_t addr, uint32_t input,
               TimePs now, uint32_t state = kNone) {
     InjectOn(FlowOf(src, dst, qp), LaneGroupOf(GlobalAddress(dst, addr)), kind,
-             src, dst, op, payload, addr, input, now, state);
+             src, dst, op, payload, input, now, state);
   }
   // Inject for a flow already looked up (FlowOf(src, dst, qp)), which an
   // engine keeps for its write, and the packet's lane group found
   // (LaneGroupOf(GlobalAddress(dst, addr))), as an engine does to see
   // whether it may stage the packet.
+  // `src` counts the payload it sends (bytes_sent).
   void InjectOn(FlowPath flow, uint32_t lg, PacketKind kind, uint32_t src,
-                uint32_t dst, uint32_t op, uint32_t payload, uint64_t addr,
-                uint32_t input, TimePs now, uint32_t state = kNone);
+                uint32_t dst, uint32_t op, uint32_t payload, uint32_t input,
+                TimePs now, uint32_t state = kNone);
   // The lane group of a packet bound for global address `addr` (0 with
   // round-robin interleaving, whose ports keep one queue per input).
   uint32_t LaneGroupOf(uint64_t addr) const {
@@ -182,7 +183,7 @@ class Network {
 
   const Packet& packet(uint32_t id) const { return packets_[id]; }
   // Hints for the engine's lookahead (StreamCore::Prefetch): packet `id`
-  // (56 bytes, so up to two cache lines) and port `port`'s own fields.
+  // (40 bytes, so up to two cache lines) and port `port`'s own fields.
   void PrefetchPacket(uint32_t id) const {
     const char* p = reinterpret_cast<const char*>(&packets_[id]);
     __builtin_prefetch(p);

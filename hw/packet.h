@@ -29,21 +29,26 @@ struct Packet {
   PacketKind kind = PacketKind::kData;
   uint8_t vc = 0;            // virtual channel on the current link
   uint8_t in_vc = 0;         // virtual channel on in_link
-  uint32_t src = 0;          // chip
+  // Lane group on every link (address interleave): a config has at most 64
+  // (HwConfig validation, link.lane_groups).
+  uint8_t lg = 0;
   uint32_t dst = 0;          // chip
   uint32_t op = 0;           // the instruction it belongs to (global index)
   // kData: its write's engine-state slot (StreamCore::OpState), so that an
   // arrival counts its bytes without reading the instruction's records.
   uint32_t state = kNone;
   uint32_t payload = 0;      // bytes
-  uint32_t lg = 0;           // lane group on every link (address interleave)
   uint32_t in_link = kNone;  // link it arrived on; kNone at its source
-  uint64_t addr = 0;         // global address (GlobalAddress) of its first byte
   uint32_t flow = 0;         // Topology::FlowHash(src, dst, qp): picks the path
   uint32_t next = kNone;     // the packet behind it in its port queue
   TimePs queued_at;          // when it entered its current port's queue
 };
-static_assert(sizeof(Packet) <= 56, "a packet in flight");
+// Nothing a packet does not need: a large AllToAll has nearly all of its
+// packets in flight at once (they wait in the switches' buffers), so the
+// pool is most of the replay's memory and every packet a cache miss. Its
+// source and address are not kept (the flow hash and lane group are what
+// the hops read).
+static_assert(sizeof(Packet) <= 40, "a packet in flight");
 
 class PacketPool {
  public:
