@@ -206,11 +206,13 @@ class RadixEventQueue {
   // earlier than that time) cannot overtake. In symmetric collectives most
   // events share their time with the next, so this is what lets the engine
   // prefetch what an event will touch while the ones before it run.
-  bool PeekSameTime(size_t ahead, uint32_t* kind, uint32_t* a) const {
+  bool PeekSameTime(size_t ahead, uint32_t* kind, uint32_t* a,
+                    uint32_t* b = nullptr) const {
     if (now_.size() - head0_ <= ahead) return false;
     const Slot& s = now_[head0_ + ahead];
     *kind = static_cast<uint32_t>(s.key & 0xffu);
     *a = s.a;
+    if (b != nullptr) *b = s.b;
     return true;
   }
   // Removes the events `drop(Event)` is true of; the others keep their
@@ -502,11 +504,12 @@ class TieredEventQueue {
   // merging: the current picosecond's events still to come are those of the
   // radix queue's current bucket or of the wheel's slot (not both), then
   // those pushed during it.
-  bool PeekSameTime(size_t ahead, uint32_t* kind, uint32_t* a) const {
+  bool PeekSameTime(size_t ahead, uint32_t* kind, uint32_t* a,
+                    uint32_t* b = nullptr) const {
     const bool far_now = far_time_ == now_;
     const bool near_now = near_time_ == now_;
     if (far_now) {
-      return !near_now && far_.PeekSameTime(ahead, kind, a);
+      return !near_now && far_.PeekSameTime(ahead, kind, a, b);
     }
     if (near_now) {
       const uint32_t tail = tail_[Slot(now_)];
@@ -515,6 +518,7 @@ class TieredEventQueue {
       if (ahead == 0) {
         *kind = static_cast<uint32_t>(nodes_[n].key & 0xffu);
         *a = nodes_[n].a;
+        if (b != nullptr) *b = nodes_[n].b;
         // The node the next peek reads, on its way while this event runs:
         // a slot's nodes are wherever the free list had them.
         __builtin_prefetch(&nodes_[nodes_[n].next]);
@@ -526,6 +530,7 @@ class TieredEventQueue {
     const Node& x = cur_[cur_head_ + ahead];
     *kind = static_cast<uint32_t>(x.key & 0xffu);
     *a = x.a;
+    if (b != nullptr) *b = x.b;
     return true;
   }
   // RadixEventQueue::RemoveIf, over every tier (one `drop`, called once

@@ -176,18 +176,25 @@ void Network::TryTransmit(uint32_t port, TimePs now) {
 void Network::ScheduleKick(uint32_t port, TimePs now) {
   Port& pt = ports_[port];
   TimePs next = TimePs::Max();
+  uint32_t next_lg = 0;
   if (RoundRobin()) {
     // The next packet, whatever its queue, waits for the lane group whose
     // turn it is.
-    next = pt.lg_free_at(pt.rr_lg);
+    next_lg = pt.rr_lg;
+    next = pt.lg_free_at(next_lg);
   } else {
     const uint32_t lanes = pt.lane_groups();
     for (uint32_t lg = 0; lg < lanes; ++lg) {
       const TimePs at = pt.lg_free_at(lg);
-      if (at > now && at < next && pt.LgWaiting(lg)) next = at;
+      if (at > now && at < next && pt.LgWaiting(lg)) {
+        next = at;
+        next_lg = lg;
+      }
     }
   }
-  if (next > now) KickAt(port, next);
+  if (next > now && next < pt.kick_at) {
+    KickAt(port, next, NextPickHead(pt, next_lg));
+  }
 }
 
 Network::Pick Network::Arbitrate(Port& pt, uint32_t lg,
@@ -230,6 +237,21 @@ Network::Pick Network::Arbitrate(Port& pt, uint32_t lg,
   return best;
 }
 
+// The packet lane group `lg` of `pt` likely sends next, or kNone: the head
+// of the next input in turn in the channel it served last (one channel in
+// use is the common case). Only a hint (ScheduleKick): a packet waits long
+// in a busy port's queue, and its line has left the caches by the time it is
+// sent; a switch port serves its inputs in turn, so the next packet of the
+// queue just served is not the one sent next.
+uint32_t Network::NextPickHead(Port& pt, uint32_t lg) const {
+  const uint32_t vcs = pt.num_vcs();
+  const uint32_t vc = hw_.switch_fifo ? 0 : AddMod(pt.rr_vc(lg), vcs - 1, vcs);
+  const uint32_t row = pt.Row(vc, lg);
+  const uint32_t i =
+      pt.NextWaiting(row, hw_.switch_fifo ? 0 : pt.rr_input(lg, vc));
+  return i < pt.num_inputs() ? pt.Head(i, row) : kNone;
+}
+
 void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
   Port& pt = ports_[port];
   const uint32_t lanes = pt.lane_groups();
@@ -241,8 +263,6 @@ void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
   const uint32_t chosen = pick.input;
   const uint32_t id = pt.PopFrom(chosen, pt.Row(pick.vc, lg), packets_);
   Packet& pk = packets_[id];
-  // The queue's next packet, read when the queue is next served.
-  if (pk.next != kNone) PrefetchPacket(pk.next);
   // Its credit goes back to the previous hop's port (SendCredit, below).
   if (pk.in_link != kNone) PrefetchPort(pk.in_link);
   const uint32_t wire = WireBytes(pk);

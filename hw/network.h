@@ -314,11 +314,13 @@ class Network {
   void ScheduleKick(uint32_t port, TimePs now);
   // Brings `port`'s pending kick forward to `at` (none pending: schedules
   // one); a later `at` changes nothing.
-  void KickAt(uint32_t port, TimePs at) {
+  // `hint`: the packet the kick will likely send, or kNone (NextPickHead),
+  // for the engine to prefetch just before the kick runs.
+  void KickAt(uint32_t port, TimePs at, uint32_t hint = kNone) {
     Port& pt = ports_[port];
     if (at >= pt.kick_at) return;
     pt.kick_at = at;
-    q_.Push(at, kPortKick, port);
+    q_.Push(at, kPortKick, port, hint);
   }
   // The queue (input, row) whose head packet lane group `lg` sends next
   // (input kNone if none); sets *credit_blocked when a head packet waits
@@ -330,6 +332,7 @@ class Network {
   Pick Arbitrate(Port& pt, uint32_t lg, bool* credit_blocked) const;
   // Puts the head packet of (input, vc, lg) on the wire.
   void Send(uint32_t port, Pick pick, uint32_t lg, TimePs now);
+  uint32_t NextPickHead(Port& pt, uint32_t lg) const;
   // Schedules the kArrive of packet `id`, whose last byte reaches the far
   // end of `port` at `at`, unless coalescing folds it (it is then freed,
   // its credit on its way back). `now`: the time of the event sending it.

@@ -45,7 +45,7 @@ class Sim : public StreamCore, private AckSink {
 
  private:
   void Dispatch(const Event& ev, TimePs now) override;
-  void Prefetch(uint32_t kind, uint32_t a) const override {
+  void Prefetch(uint32_t kind, uint32_t a, uint32_t b) const override {
     switch (kind) {
       case kArrive:
       case kSwitchForward:
@@ -53,6 +53,10 @@ class Sim : public StreamCore, private AckSink {
         net_.PrefetchPacket(a);
         break;
       case kPortKick:
+        // And the packet it will likely send (Network::KickAt).
+        net_.PrefetchPort(a);
+        if (b != kNone) net_.PrefetchPacket(b);
+        break;
       case kCreditKick:
         net_.PrefetchPort(a);
         break;

@@ -154,7 +154,7 @@ class FluidSim : public StreamCore {
 
  private:
   void Dispatch(const Event& ev, TimePs now) override;
-  void Prefetch(uint32_t kind, uint32_t a) const override {
+  void Prefetch(uint32_t kind, uint32_t a, uint32_t) const override {
     if (kind == kPacketHop) __builtin_prefetch(&trains_[a]);
   }
   // An end event of a flow rescheduled since (its rate changed).

@@ -117,7 +117,9 @@ absl::StatusOr<ReplayResult> StreamCore::Run() {
   uint64_t next_stop = NextStop();  // one compare per event for both checks
   while (!q_.empty() && error_.ok()) {
     const Event ev = q_.Pop();
-    if (uint32_t k, a; q_.PeekSameTime(kPrefetchAhead, &k, &a)) Prefetch(k, a);
+    if (uint32_t k, a, b; q_.PeekSameTime(kPrefetchAhead, &k, &a, &b)) {
+      Prefetch(k, a, b);
+    }
     if (drops_superseded_ && Superseded(ev)) continue;
     now = TimePs(ev.time_ps);
     if (r_.events >= next_stop) {

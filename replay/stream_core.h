@@ -146,7 +146,8 @@ class StreamCore {
   virtual bool Superseded(const Event&) { return false; }
   // A hint, called with an event that will pop soon (RadixEventQueue::
   // PeekSameTime): start loading what it will touch. Must not change state.
-  virtual void Prefetch(uint32_t /*kind*/, uint32_t /*a*/) const {}
+  virtual void Prefetch(uint32_t /*kind*/, uint32_t /*a*/,
+                        uint32_t /*b*/) const {}
 
   // --- The shared semantics, for the engines to call.
   // kStreamResume, kCdmaKick, kLocalDone, kMsgLocal, kMsgCount; false for

@@ -326,6 +326,40 @@ TEST(TieredEventQueueTest, PeekSameTimeNamesTheComingEventsOfOneTier) {
   EXPECT_FALSE(q.went_back());
 }
 
+// The peek also gives an event's second argument (a port kick names the
+// packet it will likely send there, Network::KickAt), from each place an
+// event of the current picosecond can wait: the radix queue's bucket, the
+// wheel's slot, and the list of pushes made during the picosecond.
+TEST(TieredEventQueueTest, PeekSameTimeGivesTheSecondArgumentFromEveryTier) {
+  TieredEventQueue q;
+  constexpr int64_t kFar = TieredEventQueue::kRadixDelay + 100;
+  uint32_t kind = 0, a = 0, b = 0;
+  q.Push(TimePs(kFar), 1, 10, 100);  // radix
+  q.Push(TimePs(kFar), 2, 11, 101);
+  q.Push(TimePs(5), 3, 20, 200);  // the wheel
+  q.Push(TimePs(5), 4, 21, 201);
+  EXPECT_EQ(q.Pop().b, 200u);
+  ASSERT_TRUE(q.PeekSameTime(0, &kind, &a, &b));
+  EXPECT_EQ(kind, 4u);
+  EXPECT_EQ(a, 21u);
+  EXPECT_EQ(b, 201u);
+  q.Push(TimePs(5), 5, 22, 202);  // pushed during t = 5: after 21
+  ASSERT_TRUE(q.PeekSameTime(1, &kind, &a, &b));
+  EXPECT_EQ(a, 22u);
+  EXPECT_EQ(b, 202u);
+  EXPECT_EQ(q.Pop().b, 201u);
+  EXPECT_EQ(q.Pop().b, 202u);
+  EXPECT_EQ(q.Pop().b, 100u);  // on to kFar, in the radix queue
+  ASSERT_TRUE(q.PeekSameTime(0, &kind, &a, &b));
+  EXPECT_EQ(kind, 2u);
+  EXPECT_EQ(b, 101u);
+  // Without the third pointer the peek gives the kind and first argument.
+  ASSERT_TRUE(q.PeekSameTime(0, &kind, &a));
+  EXPECT_EQ(a, 11u);
+  EXPECT_EQ(q.Pop().b, 101u);
+  EXPECT_TRUE(q.empty());
+}
+
 // Events waiting in the coarse wheel move into the fine wheel before any
 // push of their time can go there, so one time's events pop in push order
 // across the two; with the fine wheel empty the queue moves on to the first
