@@ -21,7 +21,9 @@ enum EventKind : uint32_t {
   kArrive,         // Network; a = packet, b = chip: its last byte arrived
   kSwitchForward,  // Network; a = packet, b = switch: forwarding elapsed
   kMsgLocal,       // MessageUnit; a = op (MsgSend): reaches the local counter
-  kPortKick,       // Network; a = port: a lane group may be free
+  kPortKick,       // Network; a = port, b = the packet it will likely send
+                   // (a hint for the lookahead, Network::KickAt): a lane
+                   // group may be free
   kCreditKick,     // Network; a = port (waiting for credit, due now)
   kMsgCount,       // MessageUnit; a = op (RemoteMsgSend): handshake done
   kIngressHead,    // Network; a = packet: head of its switch input FIFO
