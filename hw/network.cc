@@ -192,6 +192,8 @@ void Network::ScheduleKick(uint32_t port, TimePs now) {
       }
     }
   }
+  // KickAt's own test too, made first so that the hint is looked for only
+  // when a kick is pushed.
   if (next > now && next < pt.kick_at) {
     KickAt(port, next, NextPickHead(pt, next_lg));
   }
@@ -237,18 +239,20 @@ Network::Pick Network::Arbitrate(Port& pt, uint32_t lg,
   return best;
 }
 
-// The packet lane group `lg` of `pt` likely sends next, or kNone: the head
-// of the next input in turn in the channel it served last (one channel in
-// use is the common case). Only a hint (ScheduleKick): a packet waits long
-// in a busy port's queue, and its line has left the caches by the time it is
-// sent; a switch port serves its inputs in turn, so the next packet of the
-// queue just served is not the one sent next.
+// The packet lane group `lg` of `pt` likely sends next, or kNone: with
+// round-robin arbitration the head of the next input in turn in the channel
+// it served last (one channel in use is the common case); FIFO arbitration
+// picks the oldest head of all, which no cheap guess names. Only a hint
+// (ScheduleKick): a packet waits long in a busy port's queue, and its line
+// has left the caches by the time it is sent; a switch port serves its
+// inputs in turn, so the next packet of the queue just served is not the one
+// sent next.
 uint32_t Network::NextPickHead(Port& pt, uint32_t lg) const {
+  if (hw_.switch_fifo) return kNone;
   const uint32_t vcs = pt.num_vcs();
-  const uint32_t vc = hw_.switch_fifo ? 0 : AddMod(pt.rr_vc(lg), vcs - 1, vcs);
+  const uint32_t vc = AddMod(pt.rr_vc(lg), vcs - 1, vcs);
   const uint32_t row = pt.Row(vc, lg);
-  const uint32_t i =
-      pt.NextWaiting(row, hw_.switch_fifo ? 0 : pt.rr_input(lg, vc));
+  const uint32_t i = pt.NextWaiting(row, pt.rr_input(lg, vc));
   return i < pt.num_inputs() ? pt.Head(i, row) : kNone;
 }
 

@@ -183,7 +183,7 @@ class Network {
 
   const Packet& packet(uint32_t id) const { return packets_[id]; }
   // Hints for the engine's lookahead (StreamCore::Prefetch): packet `id`
-  // (40 bytes, so up to two cache lines) and port `port`'s own fields.
+  // (up to two cache lines) and port `port`'s own fields.
   void PrefetchPacket(uint32_t id) const {
     const char* p = reinterpret_cast<const char*>(&packets_[id]);
     __builtin_prefetch(p);

@@ -45,9 +45,9 @@ struct Packet {
 };
 // Nothing a packet does not need: a large AllToAll has nearly all of its
 // packets in flight at once (they wait in the switches' buffers), so the
-// pool is most of the replay's memory and every packet a cache miss. Its
-// source and address are not kept (the flow hash and lane group are what
-// the hops read).
+// pool is a large part of the replay's memory and reading a packet is
+// usually a cache miss. Its source and address are not kept (the flow hash
+// and lane group are what the hops read).
 static_assert(sizeof(Packet) <= 40, "a packet in flight");
 
 class PacketPool {
