@@ -769,6 +769,68 @@ TEST(StreamDecodeTest, AMalformedChipAfterARuleErrorIsLeftToTheWholePath) {
   EXPECT_THAT(Error(t), HasSubstr("bytes is 0"));
 }
 
+// Each stream's words, as offsets from the program's first stream's first
+// word: where its layout puts them.
+std::vector<std::vector<ptrdiff_t>> Offsets(const Program& p) {
+  std::vector<std::vector<ptrdiff_t>> out;
+  const InstrList::Packed* base = nullptr;
+  for (const ChipProgram& c : p.chips) {
+    for (const StreamProgram& s : c.streams) {
+      const InstrList::Layout l = s.instrs.layout();
+      if (base == nullptr) base = l.At(0);
+      std::vector<ptrdiff_t>& o = out.emplace_back();
+      for (size_t i = 0; i < s.instrs.size(); ++i) o.push_back(l.At(i) - base);
+    }
+  }
+  return out;
+}
+
+// A binary trace whose chips all have the wire reader's shape is counted
+// first and written where InterleaveStreams would put it: the same program,
+// in the same layout, as the whole path's, which lays it out after. Three
+// chips (listed out of order) with streams of 9 rounds and 5 instructions
+// (two), 8 rounds and 1, 6 rounds, and an empty stream: padded to whole
+// rounds they grow by less than an eighth, so they are interleaved.
+TEST(StreamDecodeTest, ChipsCountedFirstAreWrittenInPlace) {
+  constexpr uint32_t R = InstrList::kRound;
+  v1::Trace t = Empty(3);
+  const auto fill = [&](uint32_t chip, uint32_t stream, uint32_t n) {
+    v1::Stream* s = StreamOf(&t, chip, stream);
+    for (uint32_t i = 0; i < n; ++i) {
+      AddTransfer(s, i % 8, (chip + 1) % 3, 1000 * chip + 100 * stream + i + 1);
+    }
+  };
+  fill(2, 0, 9 * R + 5);
+  fill(2, 5, 8 * R + 1);
+  fill(0, 1, 6 * R);
+  StreamOf(&t, 0, 2);  // empty
+  fill(1, 0, 9 * R + 5);
+  const absl::StatusOr<Program> whole = ValidateAndDecode(t, Hw());
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  const std::string bytes = t.SerializeAsString();
+  std::optional<DecodedTrace> s = StreamValidateAndDecode(bytes, Hw());
+  ASSERT_TRUE(s.has_value());
+  ASSERT_TRUE(s->program.ok()) << s->program.status();
+  EXPECT_TRUE(s->written_in_place);
+  ExpectSamePrograms(*s->program, *whole);
+  EXPECT_EQ(Offsets(*s->program), Offsets(*whole));
+  ExpectStreamedLikeWhole(bytes, whole, Hw());
+
+  // A chip the wire reader leaves to protobuf (a Send and its Receive, which
+  // feed the matching): laid out after, as before, in the same layout.
+  AddSend(StreamOf(&t, 1, 0), 0, 64);
+  AddReceive(StreamOf(&t, 0, 1), 1, 64);
+  const absl::StatusOr<Program> whole2 = ValidateAndDecode(t, Hw());
+  ASSERT_TRUE(whole2.ok()) << whole2.status();
+  s = StreamValidateAndDecode(t.SerializeAsString(), Hw());
+  ASSERT_TRUE(s.has_value());
+  ASSERT_TRUE(s->program.ok()) << s->program.status();
+  EXPECT_FALSE(s->written_in_place);
+  EXPECT_EQ(s->wire_chips, 1);  // chip 2 alone
+  ExpectSamePrograms(*s->program, *whole2);
+  EXPECT_EQ(Offsets(*s->program), Offsets(*whole2));
+}
+
 // InstrList stores an instruction in 24 bytes and gives it back whole: every
 // field at the largest value its packed width holds, and one past it (kept
 // whole beside the packed ones), for each kind and the fields that share
@@ -877,7 +939,6 @@ TEST(InstrListTest, RandomInstructionsComeBackWholeIn24BytesEach) {
   EXPECT_EQ(small.allocated_bytes(), kCount * 24);
 }
 
-
 // InterleaveStreams lays a program out round by round (kRound instructions
 // of each stream still going, longest first) and every instruction reads
 // back as it went in: streams of lengths 0, 1, whole rounds and partial
@@ -963,6 +1024,76 @@ TEST(InstrListTest, InterleavedStreamsReadBackAndSitRoundByRound) {
   for (size_t i = 0; i < want[5].size(); ++i) {
     ASSERT_TRUE(SameInstr(p.chips[1].streams[2].instrs[i], want[5][i]));
   }
+}
+
+// An InterleavePlan made from the streams' lengths puts every instruction
+// where InterleaveStreams puts it (the streams of the test above), takes
+// each stream once and only at its planned length, and is complete when
+// every stream is filled; streams too short to interleave plan nothing.
+TEST(InstrListTest, APlanLaysStreamsOutAsInterleaveStreamsDoes) {
+  constexpr size_t R = InstrList::kRound;
+  // Two chips: chip 0 with 4 streams, chip 1 with 3.
+  const std::vector<std::vector<uint32_t>> lengths = {
+      {9 * R + 5, 1, 8 * R + 1, 6 * R}, {0, 8 * R, 9 * R + 5}};
+  std::mt19937_64 rng(29);
+  Program laid;
+  laid.num_chips = 2;
+  laid.chips.resize(2);
+  std::vector<std::vector<std::vector<Instr>>> want(2);
+  for (uint32_t c = 0; c < 2; ++c) {
+    for (const uint32_t n : lengths[c]) {
+      std::vector<Instr>& w = want[c].emplace_back();
+      StreamProgram& sp = laid.chips[c].streams.emplace_back();
+      for (uint32_t i = 0; i < n; ++i) {
+        Instr in;
+        in.kind = static_cast<OpKind>(rng() % 7);
+        in.peer = c * 100000 + i;
+        in.src_addr = rng() >> 8;
+        in.dst_addr = i % 7 == 3 ? ~uint64_t{0} : rng() >> 8;  // some whole
+        in.bytes = rng() % 100000;
+        w.push_back(in);
+        sp.instrs.push_back(in);
+      }
+    }
+  }
+  InterleaveStreams(laid);
+
+  InterleavePlan plan(lengths);
+  ASSERT_TRUE(plan.ok());
+  Program filled;
+  filled.num_chips = 2;
+  filled.chips.resize(2);
+  for (uint32_t c = 0; c < 2; ++c) filled.chips[c].streams.resize(3 + (c == 0));
+  InstrList spare;
+  EXPECT_FALSE(plan.Fill(2, 0, nullptr, 0, &spare));  // no chip 2
+  EXPECT_FALSE(plan.Fill(1, 3, nullptr, 0, &spare));  // no stream 3
+  EXPECT_FALSE(plan.Fill(0, 1, want[0][0].data(), 2, &spare));  // not 2 long
+  EXPECT_TRUE(spare.empty());
+  // Filled in another order than the program's.
+  for (uint32_t c : {1u, 0u}) {
+    for (uint32_t s = 0; s < lengths[c].size(); ++s) {
+      EXPECT_FALSE(plan.complete());
+      ASSERT_TRUE(plan.Fill(c, s, want[c][s].data(), want[c][s].size(),
+                            &filled.chips[c].streams[s].instrs));
+    }
+  }
+  EXPECT_TRUE(plan.complete());
+  EXPECT_FALSE(plan.Fill(0, 1, want[0][1].data(), 1, &spare));  // twice
+  ExpectSamePrograms(filled, laid);
+  EXPECT_EQ(Offsets(filled), Offsets(laid));
+  for (uint32_t c = 0; c < 2; ++c) {
+    for (uint32_t s = 0; s < lengths[c].size(); ++s) {
+      const InstrList& list = filled.chips[c].streams[s].instrs;
+      EXPECT_EQ(list.allocated_bytes(),
+                laid.chips[c].streams[s].instrs.allocated_bytes());
+      for (size_t i = 0; i < want[c][s].size(); ++i) {
+        ASSERT_TRUE(SameInstr(list[i], want[c][s][i])) << c << " " << s;
+      }
+    }
+  }
+  // 100 streams of 3 (ShortStreamsAreNotPadded, below): no plan.
+  EXPECT_FALSE(
+      InterleavePlan(std::vector<std::vector<uint32_t>>(100, {3})).ok());
 }
 
 // Streams so short that their partial rounds would pad the program by more

@@ -173,6 +173,8 @@ struct TraceDecoder::State {
   int next = 0;  // index of the next chips entry
   Program program;
   WireChip wire;  // AddChipBytes' chip, its storage reused
+  std::unique_ptr<InterleavePlan> plan;  // PlanLayout's, if it made one
+  bool written_in_place = false;
   int64_t wire_chips = 0;
 };
 
@@ -216,8 +218,13 @@ bool TraceDecoder::AddChipBytes(absl::string_view bytes) {
       const WireChip::Stream& ws = st.wire.streams[si];
       StreamProgram& s = streams[si];
       s.id = ws.id;
-      s.instrs.reserve(ws.size);
-      for (uint32_t i = 0; i < ws.size; ++i) s.instrs.push_back(*in++);
+      if (st.plan == nullptr ||
+          !st.plan->Fill(st.wire.chip, static_cast<uint32_t>(si), in, ws.size,
+                         &s.instrs)) {
+        s.instrs.reserve(ws.size);
+        for (uint32_t i = 0; i < ws.size; ++i) s.instrs.push_back(in[i]);
+      }
+      in += ws.size;
     }
   }
   ++st.next;
@@ -225,14 +232,39 @@ bool TraceDecoder::AddChipBytes(absl::string_view bytes) {
   return true;
 }
 
+void TraceDecoder::PlanLayout(const std::vector<absl::string_view>& chips) {
+  State& st = *state_;
+  if (!st.chips_checked || st.next != 0) return;
+  const uint32_t n = st.program.num_chips;
+  std::vector<std::vector<uint32_t>> lengths(n);
+  std::vector<bool> seen(n, false);
+  uint32_t chip = 0;
+  std::vector<uint32_t> chip_lengths;
+  for (const absl::string_view bytes : chips) {
+    if (!CountWireChip(bytes, &chip, &chip_lengths) || chip >= n ||
+        seen[chip]) {
+      return;  // the rules will say what is wrong, or protobuf will read it
+    }
+    seen[chip] = true;
+    lengths[chip] = chip_lengths;
+  }
+  auto plan = std::make_unique<InterleavePlan>(lengths);
+  if (plan->ok()) st.plan = std::move(plan);
+}
+
 int64_t TraceDecoder::wire_chips() const { return state_->wire_chips; }
+
+bool TraceDecoder::written_in_place() const { return state_->written_in_place; }
 
 absl::StatusOr<Program> TraceDecoder::Finish() {
   State& st = *state_;
   if (st.chips_checked) st.rules.End();
   if (!st.first.status().ok()) return st.first.status();
-  // Laid out for the replay, whose streams step together.
-  InterleaveStreams(st.program);
+  // Laid out for the replay, whose streams step together (already, if
+  // every stream was written where PlanLayout placed it).
+  st.written_in_place = st.plan != nullptr && st.plan->complete();
+  if (!st.written_in_place) InterleaveStreams(st.program);
+  st.plan.reset();
   return std::move(st.program);
 }
 
@@ -285,6 +317,14 @@ std::optional<DecodedTrace> StreamValidateAndDecode(
   for (const Span& h : headers) {
     last_header_end = std::max(last_header_end, SpanEnd(h));
   }
+  {
+    std::vector<absl::string_view> chip_bytes;
+    chip_bytes.reserve(chips.size());
+    for (const Span& span : chips) {
+      chip_bytes.push_back(bytes.substr(span.offset, span.size));
+    }
+    decoder.PlanLayout(chip_bytes);
+  }
   for (const Span& span : chips) {
     // Most chips are read straight from their bytes; the rest (and any
     // that breaks a rule) are parsed by protobuf and checked by the rules.
@@ -298,6 +338,7 @@ std::optional<DecodedTrace> StreamValidateAndDecode(
   }
   out.wire_chips = decoder.wire_chips();
   out.program = decoder.Finish();
+  out.written_in_place = decoder.written_in_place();
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -59,8 +60,18 @@ class TraceDecoder {
   // pass it; false, and nothing done, otherwise: the caller then parses the
   // bytes and calls AddChip().
   bool AddChipBytes(absl::string_view bytes);
+  // Before the first chip: every entry of trace.chips as its bytes, in
+  // order. Where each is of the shape ReadWireChip() takes, their streams'
+  // lengths lay the program out at once (InterleavePlan, trace/program.h),
+  // and AddChipBytes() writes each stream's instructions in their place;
+  // otherwise, or for a chip it then leaves to AddChip(), Finish() lays the
+  // program out as before. Either way the program is the same.
+  void PlanLayout(const std::vector<absl::string_view>& chips);
   // How many chips AddChipBytes() took.
   int64_t wire_chips() const;
+  // After Finish(): whether the program was written in its layout as it was
+  // decoded (PlanLayout), not laid out after.
+  bool written_in_place() const;
   // What ValidateAndDecode() returns for the trace handed over. Once.
   absl::StatusOr<Program> Finish();
 
@@ -81,6 +92,9 @@ struct DecodedTrace {
   // Chips read straight from their bytes (StreamValidateAndDecode's fast
   // path, trace/wire_chip.h); the others were parsed by protobuf.
   int64_t wire_chips = 0;
+  // The program was written in its interleaved layout as each chip was
+  // decoded (TraceDecoder::PlanLayout), not laid out after.
+  bool written_in_place = false;
 };
 
 // `trace`'s header and ValidateAndDecode(trace, hw).

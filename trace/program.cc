@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -46,44 +47,60 @@ void InstrList::Own() {
   placed_size_ = 0;
 }
 
+std::optional<InterleavedLayout> PlanInterleave(
+    const std::vector<size_t>& lengths) {
+  constexpr size_t kRound = InstrList::kRound;
+  size_t total = 0;
+  size_t padded = 0;
+  for (const size_t n : lengths) {
+    total += n;
+    padded += (n + kRound - 1) / kRound * kRound;
+  }
+  if (8 * (padded - total) > total) return std::nullopt;
+  // Ranked by length, longest first, ties in program order.
+  std::vector<size_t> order(lengths.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return lengths[a] > lengths[b]; });
+  InterleavedLayout l;
+  l.slots.resize(lengths.size());
+  for (size_t rank = 0; rank < order.size(); ++rank) {
+    l.slots[order[rank]] = rank * kRound;
+  }
+  // Round r holds a block of kRound words for every stream longer than
+  // r * kRound: the first `live` in rank order.
+  const size_t most = order.empty() ? 0 : lengths[order.front()];
+  size_t live = order.size();
+  for (size_t r = 0; r * kRound < most; ++r) {
+    while (live > 0 && lengths[order[live - 1]] <= r * kRound) --live;
+    l.rounds.push_back(l.words);
+    l.words += live * kRound;
+  }
+  return l;
+}
+
 void InterleaveStreams(Program& program) {
   constexpr size_t kRound = InstrList::kRound;
   std::vector<InstrList*> lists;
+  std::vector<size_t> lengths;
   for (ChipProgram& c : program.chips) {
     for (StreamProgram& s : c.streams) {
       s.instrs.Own();  // already placed: laid out again with the others
       lists.push_back(&s.instrs);
+      lengths.push_back(s.instrs.size());
     }
   }
-  size_t total = 0;
-  size_t padded = 0;
-  for (const InstrList* list : lists) {
-    total += list->size();
-    padded += (list->size() + kRound - 1) / kRound * kRound;
-  }
-  if (8 * (padded - total) > total) return;
-  std::stable_sort(lists.begin(), lists.end(),
-                   [](const InstrList* a, const InstrList* b) {
-                     return a->size() > b->size();
-                   });
+  std::optional<InterleavedLayout> l = PlanInterleave(lengths);
+  if (!l) return;
   auto placed = std::make_shared<InstrList::Placed>();
-  // Round r holds a block of kRound words for every stream longer than
-  // r * kRound: the first `live` of `lists`.
-  const size_t most = lists.empty() ? 0 : lists.front()->size();
-  size_t words = 0;
-  size_t live = lists.size();
-  for (size_t r = 0; r * kRound < most; ++r) {
-    while (live > 0 && lists[live - 1]->size() <= r * kRound) --live;
-    placed->rounds.push_back(words);
-    words += live * kRound;
-  }
+  placed->rounds = std::move(l->rounds);
   // Not zeroed: each block's pages are first written by the copy below, so
   // the layout becomes resident as the lists' own arrays are freed.
-  placed->words = std::make_unique_for_overwrite<InstrList::Packed[]>(words);
-  for (size_t rank = 0; rank < lists.size(); ++rank) {
-    InstrList& list = *lists[rank];
+  placed->words = std::make_unique_for_overwrite<InstrList::Packed[]>(l->words);
+  for (size_t k = 0; k < lists.size(); ++k) {
+    InstrList& list = *lists[k];
     const size_t n = list.size();
-    const uint64_t slot = rank * kRound;
+    const uint64_t slot = l->slots[k];
     for (size_t first = 0; first < n; first += kRound) {
       std::copy(list.packed_.begin() + static_cast<ptrdiff_t>(first),
                 list.packed_.begin() +
@@ -96,6 +113,51 @@ void InterleaveStreams(Program& program) {
   }
   const std::shared_ptr<const InstrList::Placed> shared = std::move(placed);
   for (InstrList* list : lists) list->placed_ = shared;
+}
+
+InterleavePlan::InterleavePlan(
+    const std::vector<std::vector<uint32_t>>& lengths) {
+  std::vector<size_t> all;
+  for (const std::vector<uint32_t>& chip : lengths) {
+    chip_first_.push_back(all.size());
+    all.insert(all.end(), chip.begin(), chip.end());
+  }
+  chip_first_.push_back(all.size());
+  std::optional<InterleavedLayout> l = PlanInterleave(all);
+  if (!l) return;
+  placed_ = std::make_shared<InstrList::Placed>();
+  placed_->rounds = std::move(l->rounds);
+  // Not zeroed: the pages become resident as the decoder writes them.
+  placed_->words =
+      std::make_unique_for_overwrite<InstrList::Packed[]>(l->words);
+  slots_ = std::move(l->slots);
+  lengths_.assign(all.begin(), all.end());
+  filled_flags_.assign(all.size(), false);
+}
+
+bool InterleavePlan::Fill(uint32_t chip, uint32_t stream, const Instr* in,
+                          size_t n, InstrList* list) {
+  constexpr size_t kRound = InstrList::kRound;
+  if (!ok() || chip + size_t{1} >= chip_first_.size() ||
+      stream >= chip_first_[chip + 1] - chip_first_[chip]) {
+    return false;
+  }
+  const size_t k = chip_first_[chip] + stream;
+  if (filled_flags_[k] || lengths_[k] != n || !list->empty()) return false;
+  filled_flags_[k] = true;
+  ++filled_;
+  list->packed_.clear();
+  list->whole_.clear();
+  const uint64_t slot = slots_[k];
+  InstrList::Packed* words = placed_->words.get();
+  const uint64_t* rounds = placed_->rounds.data();
+  for (size_t i = 0; i < n; ++i) {
+    words[rounds[i / kRound] + slot + i % kRound] = list->Pack(in[i]);
+  }
+  list->placed_ = placed_;
+  list->placed_size_ = n;
+  list->slot_ = slot;
+  return true;
 }
 
 absl::string_view OpKindName(OpKind k) {

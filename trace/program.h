@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -286,6 +287,7 @@ class InstrList {
 
  private:
   friend void InterleaveStreams(Program& program);
+  friend class InterleavePlan;
   // The interleaved words of a program's streams, shared by its lists.
   struct Placed {
     std::unique_ptr<Packed[]> words;
@@ -350,6 +352,48 @@ struct Program {
 // streams are so short that those partial rounds would add more than an
 // eighth to its size (many streams of a few instructions) is left as it is.
 void InterleaveStreams(Program& program);
+
+// Where InterleaveStreams puts streams of these lengths (in program order:
+// chip by chip, each chip's streams in order): each stream's slot (its first
+// word in every round), each round's first word, and the words in all.
+// Nothing where it would leave the program as it is.
+struct InterleavedLayout {
+  std::vector<uint64_t> slots;   // per stream, in program order
+  std::vector<uint64_t> rounds;  // per round: its first word
+  size_t words = 0;
+};
+std::optional<InterleavedLayout> PlanInterleave(
+    const std::vector<size_t>& lengths);
+
+// InterleaveStreams' layout made from the streams' lengths before their
+// instructions are decoded, so that a decoder writes each instruction where
+// InterleaveStreams would have moved it (trace/decode.cc, for a binary trace
+// whose chips are counted first): the program is written once, into memory
+// touched once, instead of into a list per stream and then again into the
+// layout.
+class InterleavePlan {
+ public:
+  // `lengths[c]`: the lengths of chip c's streams, in order. ok() is false
+  // where InterleaveStreams would leave such a program as it is.
+  explicit InterleavePlan(const std::vector<std::vector<uint32_t>>& lengths);
+  bool ok() const { return placed_ != nullptr; }
+  // Makes `list` (empty) chip `chip`'s stream `stream`, placed in the
+  // layout, with the `n` instructions at `in`. False, and `list` untouched,
+  // unless the plan has that stream, of n instructions, not yet filled.
+  bool Fill(uint32_t chip, uint32_t stream, const Instr* in, size_t n,
+            InstrList* list);
+  // Whether every stream of the plan was filled: the program is then laid
+  // out as InterleaveStreams would lay it out.
+  bool complete() const { return filled_ == lengths_.size(); }
+
+ private:
+  std::shared_ptr<InstrList::Placed> placed_;
+  std::vector<size_t> chip_first_;  // per chip: its first stream below
+  std::vector<uint64_t> slots_;     // per stream, in program order
+  std::vector<uint32_t> lengths_;
+  std::vector<bool> filled_flags_;
+  size_t filled_ = 0;
+};
 
 // The one formatter for a place, in the words every error, finding and
 // report uses: "chip 3", "chip 3, stream 1" or "chip 3, stream 1,

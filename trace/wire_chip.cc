@@ -231,4 +231,19 @@ bool ReadWireChip(absl::string_view bytes, const WireRules* rules,
          (rules == nullptr || ChipRulesHold(*out));
 }
 
+bool CountWireChip(absl::string_view bytes, uint32_t* chip,
+                   std::vector<uint32_t>* lengths) {
+  lengths->clear();
+  const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  return ReadIdAndEntries(Reader(p, p + bytes.size()), chip, [&](Reader s) {
+    uint32_t id = 0;
+    uint64_t n = 0;
+    if (!ReadIdAndEntries(s, &id, [&](Reader) { return ++n <= kMaxU32; })) {
+      return false;
+    }
+    lengths->push_back(static_cast<uint32_t>(n));
+    return true;
+  });
+}
+
 }  // namespace ccreplay

@@ -56,6 +56,14 @@ struct WireRules {
 bool ReadWireChip(absl::string_view bytes, const WireRules* rules,
                   WireChip* out);
 
+// The chip id and its streams' lengths (instructions each, in order) of the
+// ChipProgram in `bytes`, read as ReadWireChip reads its chip and streams
+// but with every instruction only counted, not read: what ReadWireChip
+// gives where it takes the chip. False where the chip or a stream is not of
+// the shape it takes (ReadWireChip will not take the chip either).
+bool CountWireChip(absl::string_view bytes, uint32_t* chip,
+                   std::vector<uint32_t>* lengths);
+
 }  // namespace ccreplay
 
 #endif  // CCREPLAY_TRACE_WIRE_CHIP_H_
