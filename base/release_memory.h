@@ -23,21 +23,41 @@ inline void ReleaseFreeMemory() {
 #endif
 }
 
-// Gives the whole pages inside [data, data + size) of a buffer back to the
-// operating system: what they held is lost (they read as zeros), the buffer
-// stays valid. For the part of a large input already consumed, so that
-// reading and decoding it do not hold both in full. Returns true if any page
-// was given back.
-inline bool DropWholePages(char* data, size_t size) {
-  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const uintptr_t begin =
-      (reinterpret_cast<uintptr_t>(data) + page - 1) & ~(page - 1);
-  const uintptr_t end =
-      (reinterpret_cast<uintptr_t>(data) + size) & ~(page - 1);
-  if (end <= begin) return false;
-  return ::madvise(reinterpret_cast<void*>(begin), end - begin,
-                   MADV_DONTNEED) == 0;
-}
+// Gives the whole pages of a buffer's consumed prefix back to the operating
+// system as the prefix grows, so that reading and decoding a large input do
+// not hold both in full: what they held is lost (they read as zeros), the
+// buffer stays valid. Each drop starts where the last stopped and covers at
+// least `step` bytes: each madvise has the kernel flush the TLBs of the
+// process, and a drop per chip of a 1024-chip trace, each from the buffer's
+// start, made them 6% of its decode (docs/architecture.md, "Written in
+// place"). Up to a step of the consumed prefix stays resident.
+class PrefixDropper {
+ public:
+  PrefixDropper(char* data, size_t step)
+      : data_(reinterpret_cast<uintptr_t>(data)),
+        page_(static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE))),
+        next_((data_ + page_ - 1) & ~(page_ - 1)),
+        step_(step) {}
+  // The first `prefix` bytes are read no more (prefixes only grow).
+  void Consumed(size_t prefix) {
+    const uintptr_t end = (data_ + prefix) & ~(page_ - 1);
+    if (end < next_ || end - next_ < step_) return;
+    if (::madvise(reinterpret_cast<void*>(next_), end - next_, MADV_DONTNEED) ==
+        0) {
+      dropped_ = true;
+    }
+    next_ = end;
+  }
+  // Whether any page was given back (it reads as zeros now).
+  bool dropped() const { return dropped_; }
+
+ private:
+  uintptr_t data_;
+  uintptr_t page_;
+  uintptr_t next_;  // the first page not given back
+  size_t step_;
+  bool dropped_ = false;
+};
 
 }  // namespace ccreplay
 

@@ -104,16 +104,14 @@ absl::StatusOr<DecodedTrace> ReadTraceForReplay(const std::string& path,
   // The pages of the chips decoded are given back as the decode goes, so
   // the file and the program are not resident in full at once. Standard
   // input cannot be read twice: its bytes are kept.
-  bool dropped = false;
-  const auto drop = [&](size_t prefix) {
-    dropped |= DropWholePages(bytes->data(), prefix);
-  };
+  PrefixDropper dropper(bytes->data(), size_t{1} << 20);
+  const auto drop = [&](size_t prefix) { dropper.Consumed(prefix); };
   if (std::optional<DecodedTrace> streamed = StreamValidateAndDecode(
           *bytes, hw.Target(),
           path == "-" ? std::function<void(size_t)>() : drop)) {
     return *std::move(streamed);
   }
-  if (dropped) {  // the whole-message path reads every byte
+  if (dropper.dropped()) {  // the whole-message path reads every byte
     bytes = ReadFileToString(path);
     if (!bytes.ok()) return bytes.status();
   }

@@ -1,6 +1,7 @@
 #include "base/file_util.h"
 
 #include <dirent.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/release_memory.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -264,6 +266,44 @@ TEST_F(FileUtilTest, OutputThatIsAnInputOrAnotherOutputIsRefused) {
                                {{"--csv", dir_ + "/o"}, {"--json", ""}})
                   .ok());
   EXPECT_THAT(List(dir_), ElementsAre("alias", "t.txtpb"));
+}
+
+// PrefixDropper gives back the whole pages of a growing consumed prefix, in
+// steps of at least its step, each from where the last stopped: a buffer
+// starting 100 bytes into a page, pages of 0xab, a step of 8 pages.
+TEST(PrefixDropperTest, GivesBackWholeConsumedPagesInStepsFromWhereItStopped) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  constexpr size_t kPages = 64;
+  void* map = ::mmap(nullptr, kPages * page, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(map, MAP_FAILED);
+  char* const p = static_cast<char*>(map);
+  std::fill(p, p + kPages * page, '\xab');
+  // Whether page k reads as `want` (its first and last byte: a page goes
+  // whole).
+  const auto page_is = [&](size_t k, char want) {
+    return p[k * page] == want && p[(k + 1) * page - 1] == want;
+  };
+  PrefixDropper d(p + 100, 8 * page);
+  // 5 pages consumed: pages 1-4 whole, under a step: nothing given back.
+  d.Consumed(5 * page);
+  EXPECT_FALSE(d.dropped());
+  for (size_t k = 0; k < kPages; ++k) EXPECT_TRUE(page_is(k, '\xab')) << k;
+  // 20: pages 1-19 go (page 0 holds what is before the buffer; page 20 is
+  // only partly consumed).
+  d.Consumed(20 * page);
+  EXPECT_TRUE(d.dropped());
+  for (size_t k = 0; k < kPages; ++k) {
+    EXPECT_TRUE(page_is(k, k >= 1 && k < 20 ? '\0' : '\xab')) << k;
+  }
+  // 25: 5 more pages, under a step; 40: pages 20-39 go.
+  d.Consumed(25 * page);
+  EXPECT_TRUE(page_is(20, '\xab'));
+  d.Consumed(40 * page);
+  for (size_t k = 0; k < kPages; ++k) {
+    EXPECT_TRUE(page_is(k, k >= 1 && k < 40 ? '\0' : '\xab')) << k;
+  }
+  ::munmap(map, kPages * page);
 }
 
 }  // namespace

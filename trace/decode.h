@@ -119,7 +119,8 @@ DecodedTrace DecodeTrace(const v1::Trace& trace, const TraceTarget& hw);
 //
 // `consumed`, if given, is called after each chip with the length of the
 // prefix of `bytes` that will not be read again (the header and every chip
-// so far): the caller may give those pages back (DropWholePages). Once it
+// so far): the caller may give those pages back (PrefixDropper,
+// base/release_memory.h). Once it
 // has, a std::nullopt return means the caller must read the bytes again
 // for the whole-message path.
 std::optional<DecodedTrace> StreamValidateAndDecode(
