@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/huge_pages.h"
 
 namespace ccreplay {
 namespace {
@@ -271,6 +272,7 @@ absl::StatusOr<std::string> ReadCapped(int fd, const std::string& path,
                                        uint64_t size_hint = 0) {
   std::string out;
   out.reserve(static_cast<size_t>(std::min(size_hint, max_bytes)));
+  AdviseHugePages(out.data(), out.capacity());
   char buf[1 << 16];
   for (;;) {
     const ssize_t n = ::read(fd, buf, sizeof(buf));

@@ -40,7 +40,9 @@ class PrefixDropper {
         step_(step) {}
   // The first `prefix` bytes are read no more (prefixes only grow).
   void Consumed(size_t prefix) {
-    const uintptr_t end = (data_ + prefix) & ~(page_ - 1);
+    // Ends on a 2 MiB boundary, so that a buffer on transparent huge pages
+    // (base/huge_pages.h) gives them back whole rather than split.
+    const uintptr_t end = (data_ + prefix) & ~(kHuge - 1);
     if (end < next_ || end - next_ < step_) return;
     if (::madvise(reinterpret_cast<void*>(next_), end - next_, MADV_DONTNEED) ==
         0) {
@@ -52,6 +54,7 @@ class PrefixDropper {
   bool dropped() const { return dropped_; }
 
  private:
+  static constexpr uintptr_t kHuge = uintptr_t{2} << 20;
   uintptr_t data_;
   uintptr_t page_;
   uintptr_t next_;  // the first page not given back

@@ -104,7 +104,7 @@ absl::StatusOr<DecodedTrace> ReadTraceForReplay(const std::string& path,
   // The pages of the chips decoded are given back as the decode goes, so
   // the file and the program are not resident in full at once. Standard
   // input cannot be read twice: its bytes are kept.
-  PrefixDropper dropper(bytes->data(), size_t{1} << 20);
+  PrefixDropper dropper(bytes->data(), size_t{2} << 20);
   const auto drop = [&](size_t prefix) { dropper.Consumed(prefix); };
   if (std::optional<DecodedTrace> streamed = StreamValidateAndDecode(
           *bytes, hw.Target(),

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -268,42 +269,42 @@ TEST_F(FileUtilTest, OutputThatIsAnInputOrAnotherOutputIsRefused) {
   EXPECT_THAT(List(dir_), ElementsAre("alias", "t.txtpb"));
 }
 
-// PrefixDropper gives back the whole pages of a growing consumed prefix, in
-// steps of at least its step, each from where the last stopped: a buffer
-// starting 100 bytes into a page, pages of 0xab, a step of 8 pages.
-TEST(PrefixDropperTest, GivesBackWholeConsumedPagesInStepsFromWhereItStopped) {
+// PrefixDropper gives back the pages of a growing consumed prefix up to a
+// 2 MiB boundary (H), in steps of at least its step, each from where the
+// last stopped: a buffer starting 100 bytes into an H-aligned region of
+// 0xab, a step of 4 H.
+TEST(PrefixDropperTest, GivesBackConsumedPagesInStepsFromWhereItStopped) {
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  constexpr size_t kPages = 64;
-  void* map = ::mmap(nullptr, kPages * page, PROT_READ | PROT_WRITE,
+  constexpr size_t H = size_t{2} << 20;
+  constexpr size_t kSize = 16 * H;
+  void* map = ::mmap(nullptr, kSize + H, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(map, MAP_FAILED);
-  char* const p = static_cast<char*>(map);
-  std::fill(p, p + kPages * page, '\xab');
-  // Whether page k reads as `want` (its first and last byte: a page goes
-  // whole).
-  const auto page_is = [&](size_t k, char want) {
-    return p[k * page] == want && p[(k + 1) * page - 1] == want;
+  char* const p = reinterpret_cast<char*>(
+      (reinterpret_cast<uintptr_t>(map) + H - 1) & ~uintptr_t{H - 1});
+  std::fill(p, p + kSize, '\xab');
+  // Every page of [p, p + kSize) reads as zeros exactly where
+  // [p + page, p + dropped_to) is (first and last byte: a page goes whole;
+  // the first page holds what is before the buffer).
+  const auto expect_dropped_to = [&](size_t dropped_to) {
+    for (size_t at = 0; at < kSize; at += page) {
+      const char want = at >= page && at < dropped_to ? '\0' : '\xab';
+      ASSERT_TRUE(p[at] == want && p[at + page - 1] == want)
+          << "page at " << at << ", dropped to " << dropped_to;
+    }
   };
-  PrefixDropper d(p + 100, 8 * page);
-  // 5 pages consumed: pages 1-4 whole, under a step: nothing given back.
-  d.Consumed(5 * page);
+  PrefixDropper d(p + 100, 4 * H);
+  d.Consumed(3 * H);  // to p + 3 H: under a step
   EXPECT_FALSE(d.dropped());
-  for (size_t k = 0; k < kPages; ++k) EXPECT_TRUE(page_is(k, '\xab')) << k;
-  // 20: pages 1-19 go (page 0 holds what is before the buffer; page 20 is
-  // only partly consumed).
-  d.Consumed(20 * page);
+  expect_dropped_to(0);
+  d.Consumed(9 * H - 200);  // to p + 9 H - 100: down to p + 8 H
   EXPECT_TRUE(d.dropped());
-  for (size_t k = 0; k < kPages; ++k) {
-    EXPECT_TRUE(page_is(k, k >= 1 && k < 20 ? '\0' : '\xab')) << k;
-  }
-  // 25: 5 more pages, under a step; 40: pages 20-39 go.
-  d.Consumed(25 * page);
-  EXPECT_TRUE(page_is(20, '\xab'));
-  d.Consumed(40 * page);
-  for (size_t k = 0; k < kPages; ++k) {
-    EXPECT_TRUE(page_is(k, k >= 1 && k < 40 ? '\0' : '\xab')) << k;
-  }
-  ::munmap(map, kPages * page);
+  expect_dropped_to(8 * H);
+  d.Consumed(11 * H);  // 3 H more: under a step
+  expect_dropped_to(8 * H);
+  d.Consumed(14 * H);  // from where it stopped
+  expect_dropped_to(14 * H);
+  ::munmap(map, kSize + H);
 }
 
 }  // namespace
