@@ -1096,6 +1096,101 @@ TEST(InstrListTest, APlanLaysStreamsOutAsInterleaveStreamsDoes) {
       InterleavePlan(std::vector<std::vector<uint32_t>>(100, {3})).ok());
 }
 
+// Streams in groups of kGroup by rank: each group's rounds lie together,
+// the groups one after the other, so that a program written stream after
+// stream fills its layout group after group. 130 streams of 8 to 11 rounds
+// over 5 chips: groups of 64, 64 and 2 streams.
+TEST(InstrListTest, GroupsOfStreamsLieOneAfterTheOther) {
+  constexpr size_t R = InstrList::kRound;
+  constexpr size_t G = InstrList::kGroup;
+  constexpr size_t kStreams = 130;
+  std::vector<size_t> lengths;
+  for (size_t k = 0; k < kStreams; ++k) {
+    lengths.push_back(8 * R + (k * 37) % (3 * R));
+  }
+  Program p;
+  p.num_chips = 5;
+  p.chips.resize(5);
+  for (size_t k = 0; k < kStreams; ++k) {
+    InstrList& list = p.chips[k % 5].streams.emplace_back().instrs;
+    for (size_t i = 0; i < lengths[k]; ++i) {
+      Instr in;
+      in.kind = OpKind::kTransfer;
+      in.peer = static_cast<uint32_t>(k);
+      in.bytes = i + 1;
+      list.push_back(in);
+    }
+  }
+  // Program order (chip by chip) and rank (by length, longest first, ties
+  // in program order).
+  std::vector<size_t> program_order;
+  for (size_t c = 0; c < 5; ++c) {
+    for (size_t k = c; k < kStreams; k += 5) program_order.push_back(k);
+  }
+  std::vector<size_t> by_rank = program_order;
+  std::stable_sort(by_rank.begin(), by_rank.end(),
+                   [&](size_t a, size_t b) { return lengths[a] > lengths[b]; });
+  // Group g's round r starts after every earlier group's words and its own
+  // earlier rounds, each R words for each of its streams still going.
+  std::vector<std::vector<size_t>> round_first;
+  std::vector<size_t> group_end;
+  size_t words = 0;
+  for (size_t first = 0; first < kStreams; first += G) {
+    const size_t end = std::min(kStreams, first + G);
+    std::vector<size_t>& rf = round_first.emplace_back();
+    for (size_t r = 0; r * R < lengths[by_rank[first]]; ++r) {
+      rf.push_back(words);
+      for (size_t rank = first; rank < end; ++rank) {
+        if (lengths[by_rank[rank]] > r * R) words += R;
+      }
+    }
+    group_end.push_back(words);
+  }
+  ASSERT_EQ(group_end.size(), 3u);
+  InterleaveStreams(p);
+  const InstrList::Packed* base =
+      p.chips[by_rank[0] % 5].streams[by_rank[0] / 5].instrs.layout().At(0);
+  for (size_t rank = 0; rank < kStreams; ++rank) {
+    const size_t k = by_rank[rank];
+    const InstrList& list = p.chips[k % 5].streams[k / 5].instrs;
+    const InstrList::Layout l = list.layout();
+    const size_t g = rank / G;
+    for (size_t i = 0; i < lengths[k]; ++i) {
+      const ptrdiff_t at = l.At(i) - base;
+      ASSERT_EQ(at, static_cast<ptrdiff_t>(round_first[g][i / R] +
+                                           (rank % G) * R + i % R))
+          << "stream " << k << " instruction " << i;
+      ASSERT_LT(at, static_cast<ptrdiff_t>(group_end[g]));
+      ASSERT_GE(at, static_cast<ptrdiff_t>(g == 0 ? 0 : group_end[g - 1]));
+      ASSERT_EQ(list[i].peer, k);
+      ASSERT_EQ(list[i].bytes, i + 1);
+    }
+  }
+  // A plan of the same lengths places every stream alike.
+  std::vector<std::vector<uint32_t>> chip_lengths(5);
+  for (const size_t k : program_order) {
+    chip_lengths[k % 5].push_back(static_cast<uint32_t>(lengths[k]));
+  }
+  InterleavePlan plan(chip_lengths);
+  ASSERT_TRUE(plan.ok());
+  Program filled;
+  filled.num_chips = 5;
+  filled.chips.resize(5);
+  for (size_t c = 0; c < 5; ++c) {
+    filled.chips[c].streams.resize(p.chips[c].streams.size());
+    for (size_t s = 0; s < p.chips[c].streams.size(); ++s) {
+      std::vector<Instr> in;
+      for (const Instr& x : p.chips[c].streams[s].instrs) in.push_back(x);
+      ASSERT_TRUE(plan.Fill(static_cast<uint32_t>(c), static_cast<uint32_t>(s),
+                            in.data(), in.size(),
+                            &filled.chips[c].streams[s].instrs));
+    }
+  }
+  EXPECT_TRUE(plan.complete());
+  EXPECT_EQ(Offsets(filled), Offsets(p));
+  ExpectSamePrograms(filled, p);
+}
+
 // Streams so short that their partial rounds would pad the program by more
 // than an eighth stay as they are: 100 streams of 3 instructions would take
 // 100 rounds' blocks of kRound words for 300 instructions.

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/huge_pages.h"
 
 namespace ccreplay {
 
@@ -43,6 +44,7 @@ void InstrList::Own() {
   for (size_t i = 0; i < placed_size_; ++i) words[i] = *l.At(i);
   packed_ = std::move(words);
   placed_.reset();
+  group_ = 0;
   slot_ = 0;
   placed_size_ = 0;
 }
@@ -62,19 +64,31 @@ std::optional<InterleavedLayout> PlanInterleave(
   for (size_t k = 0; k < order.size(); ++k) order[k] = k;
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return lengths[a] > lengths[b]; });
+  // Group g holds the streams of ranks [g kGroup, (g + 1) kGroup), the
+  // groups one after the other; its round r holds a block of kRound words
+  // for each of its streams longer than r * kRound: the first `live` of
+  // the group in rank order.
+  constexpr size_t kGroup = InstrList::kGroup;
   InterleavedLayout l;
+  l.groups.resize(lengths.size());
   l.slots.resize(lengths.size());
-  for (size_t rank = 0; rank < order.size(); ++rank) {
-    l.slots[order[rank]] = rank * kRound;
-  }
-  // Round r holds a block of kRound words for every stream longer than
-  // r * kRound: the first `live` in rank order.
-  const size_t most = order.empty() ? 0 : lengths[order.front()];
-  size_t live = order.size();
-  for (size_t r = 0; r * kRound < most; ++r) {
-    while (live > 0 && lengths[order[live - 1]] <= r * kRound) --live;
-    l.rounds.push_back(l.words);
-    l.words += live * kRound;
+  for (size_t first = 0; first < order.size(); first += kGroup) {
+    const size_t end = std::min(order.size(), first + kGroup);
+    const uint32_t g = static_cast<uint32_t>(l.rounds.size());
+    std::vector<uint64_t>& rounds = l.rounds.emplace_back();
+    for (size_t rank = first; rank < end; ++rank) {
+      l.groups[order[rank]] = g;
+      l.slots[order[rank]] = (rank - first) * kRound;
+    }
+    const size_t most = lengths[order[first]];
+    size_t live = end - first;
+    for (size_t r = 0; r * kRound < most; ++r) {
+      while (live > 0 && lengths[order[first + live - 1]] <= r * kRound) {
+        --live;
+      }
+      rounds.push_back(l.words);
+      l.words += live * kRound;
+    }
   }
   return l;
 }
@@ -97,18 +111,22 @@ void InterleaveStreams(Program& program) {
   // Not zeroed: each block's pages are first written by the copy below, so
   // the layout becomes resident as the lists' own arrays are freed.
   placed->words = std::make_unique_for_overwrite<InstrList::Packed[]>(l->words);
+  AdviseHugePages(placed->words.get(), l->words * sizeof(InstrList::Packed));
   for (size_t k = 0; k < lists.size(); ++k) {
     InstrList& list = *lists[k];
     const size_t n = list.size();
+    const uint32_t group = l->groups[k];
     const uint64_t slot = l->slots[k];
+    const std::vector<uint64_t>& rounds = placed->rounds[group];
     for (size_t first = 0; first < n; first += kRound) {
       std::copy(list.packed_.begin() + static_cast<ptrdiff_t>(first),
                 list.packed_.begin() +
                     static_cast<ptrdiff_t>(std::min(n, first + kRound)),
-                placed->words.get() + placed->rounds[first / kRound] + slot);
+                placed->words.get() + rounds[first / kRound] + slot);
     }
     std::vector<InstrList::Packed>().swap(list.packed_);
     list.placed_size_ = n;
+    list.group_ = group;
     list.slot_ = slot;
   }
   const std::shared_ptr<const InstrList::Placed> shared = std::move(placed);
@@ -130,6 +148,8 @@ InterleavePlan::InterleavePlan(
   // Not zeroed: the pages become resident as the decoder writes them.
   placed_->words =
       std::make_unique_for_overwrite<InstrList::Packed[]>(l->words);
+  AdviseHugePages(placed_->words.get(), l->words * sizeof(InstrList::Packed));
+  groups_ = std::move(l->groups);
   slots_ = std::move(l->slots);
   lengths_.assign(all.begin(), all.end());
   filled_flags_.assign(all.size(), false);
@@ -148,14 +168,16 @@ bool InterleavePlan::Fill(uint32_t chip, uint32_t stream, const Instr* in,
   ++filled_;
   list->packed_.clear();
   list->whole_.clear();
+  const uint32_t group = groups_[k];
   const uint64_t slot = slots_[k];
   InstrList::Packed* words = placed_->words.get();
-  const uint64_t* rounds = placed_->rounds.data();
+  const uint64_t* rounds = placed_->rounds[group].data();
   for (size_t i = 0; i < n; ++i) {
     words[rounds[i / kRound] + slot + i % kRound] = list->Pack(in[i]);
   }
   list->placed_ = placed_;
   list->placed_size_ = n;
+  list->group_ = group;
   list->slot_ = slot;
   return true;
 }

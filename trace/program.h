@@ -194,6 +194,9 @@ class InstrList {
   };
   // Instructions per stream and round in the interleaved layout.
   static constexpr size_t kRound = 32;
+  // Streams per group of the interleaved layout: each group's rounds lie
+  // together, the groups one after the other (InterleaveStreams).
+  static constexpr size_t kGroup = 64;
   // Where instruction i's packed words are, for a reader that keeps this
   // (valid while the list is unchanged) instead of reading the list first:
   // in order from `words` (rounds == nullptr), or placed, at
@@ -236,7 +239,8 @@ class InstrList {
     packed_[i] = Pack(in);
   }
   Layout layout() const {
-    return placed_ ? placed_->Of(slot_) : Layout{packed_.data(), nullptr, 0};
+    return placed_ ? placed_->Of(group_, slot_)
+                   : Layout{packed_.data(), nullptr, 0};
   }
   Instr operator[](size_t i) const { return Read(*layout().At(i)); }
   // The instruction whose packed words `p` are (layout().At(i)).
@@ -291,9 +295,10 @@ class InstrList {
   // The interleaved words of a program's streams, shared by its lists.
   struct Placed {
     std::unique_ptr<Packed[]> words;
-    std::vector<uint64_t> rounds;  // per round: its first word
-    Layout Of(uint64_t slot) const {
-      return Layout{words.get(), rounds.data(), slot};
+    // Per group, per round: the round's first word.
+    std::vector<std::vector<uint64_t>> rounds;
+    Layout Of(uint32_t group, uint64_t slot) const {
+      return Layout{words.get(), rounds[group].data(), slot};
     }
   };
   static constexpr uint64_t kEscaped = uint64_t{1} << 4;
@@ -324,6 +329,7 @@ class InstrList {
   std::vector<Packed> packed_;  // its own words, in order (if not placed)
   std::vector<Instr> whole_;    // the instructions too wide to pack
   std::shared_ptr<const Placed> placed_;  // or the layout it is placed in,
+  uint32_t group_ = 0;                    // its group there,
   uint64_t slot_ = 0;                     // its first word in each round,
   size_t placed_size_ = 0;                // and its length
 };
@@ -354,12 +360,14 @@ struct Program {
 void InterleaveStreams(Program& program);
 
 // Where InterleaveStreams puts streams of these lengths (in program order:
-// chip by chip, each chip's streams in order): each stream's slot (its first
-// word in every round), each round's first word, and the words in all.
-// Nothing where it would leave the program as it is.
+// chip by chip, each chip's streams in order): each stream's group and slot
+// (its first word in each of the group's rounds), each group's rounds' first
+// words, and the words in all. Nothing where it would leave the program as
+// it is.
 struct InterleavedLayout {
-  std::vector<uint64_t> slots;   // per stream, in program order
-  std::vector<uint64_t> rounds;  // per round: its first word
+  std::vector<uint32_t> groups;               // per stream, in program order
+  std::vector<uint64_t> slots;                // per stream, in program order
+  std::vector<std::vector<uint64_t>> rounds;  // per group, per round
   size_t words = 0;
 };
 std::optional<InterleavedLayout> PlanInterleave(
@@ -389,6 +397,7 @@ class InterleavePlan {
  private:
   std::shared_ptr<InstrList::Placed> placed_;
   std::vector<size_t> chip_first_;  // per chip: its first stream below
+  std::vector<uint32_t> groups_;    // per stream, in program order
   std::vector<uint64_t> slots_;     // per stream, in program order
   std::vector<uint32_t> lengths_;
   std::vector<bool> filled_flags_;
