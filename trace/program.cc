@@ -106,12 +106,9 @@ void InterleaveStreams(Program& program) {
   }
   std::optional<InterleavedLayout> l = PlanInterleave(lengths);
   if (!l) return;
-  auto placed = std::make_shared<InstrList::Placed>();
-  placed->rounds = std::move(l->rounds);
-  // Not zeroed: each block's pages are first written by the copy below, so
-  // the layout becomes resident as the lists' own arrays are freed.
-  placed->words = std::make_unique_for_overwrite<InstrList::Packed[]>(l->words);
-  AdviseHugePages(placed->words.get(), l->words * sizeof(InstrList::Packed));
+  // Each block's pages are first written by the copy below, so the layout
+  // becomes resident as the lists' own arrays are freed.
+  const std::shared_ptr<InstrList::Placed> placed = InstrList::Placed::For(*l);
   for (size_t k = 0; k < lists.size(); ++k) {
     InstrList& list = *lists[k];
     const size_t n = list.size();
@@ -129,8 +126,16 @@ void InterleaveStreams(Program& program) {
     list.group_ = group;
     list.slot_ = slot;
   }
-  const std::shared_ptr<const InstrList::Placed> shared = std::move(placed);
-  for (InstrList* list : lists) list->placed_ = shared;
+  for (InstrList* list : lists) list->placed_ = placed;
+}
+
+std::shared_ptr<InstrList::Placed> InstrList::Placed::For(
+    InterleavedLayout& l) {
+  auto placed = std::make_shared<Placed>();
+  placed->rounds = std::move(l.rounds);
+  placed->words = std::make_unique_for_overwrite<Packed[]>(l.words);
+  AdviseHugePages(placed->words.get(), l.words * sizeof(Packed));
+  return placed;
 }
 
 InterleavePlan::InterleavePlan(
@@ -143,12 +148,7 @@ InterleavePlan::InterleavePlan(
   chip_first_.push_back(all.size());
   std::optional<InterleavedLayout> l = PlanInterleave(all);
   if (!l) return;
-  placed_ = std::make_shared<InstrList::Placed>();
-  placed_->rounds = std::move(l->rounds);
-  // Not zeroed: the pages become resident as the decoder writes them.
-  placed_->words =
-      std::make_unique_for_overwrite<InstrList::Packed[]>(l->words);
-  AdviseHugePages(placed_->words.get(), l->words * sizeof(InstrList::Packed));
+  placed_ = InstrList::Placed::For(*l);  // resident as the decoder writes
   groups_ = std::move(l->groups);
   slots_ = std::move(l->slots);
   lengths_.assign(all.begin(), all.end());

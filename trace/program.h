@@ -167,6 +167,7 @@ inline bool SameInstr(const Instr& a, const Instr& b) {
 }
 
 struct Program;
+struct InterleavedLayout;
 
 // A stream's instructions, stored packed in 24 bytes each and read back as
 // Instr values (by value: there is no Instr object in the list to refer
@@ -300,6 +301,9 @@ class InstrList {
     Layout Of(uint32_t group, uint64_t slot) const {
       return Layout{words.get(), rounds[group].data(), slot};
     }
+    // A layout's words, not zeroed (they become resident as they are first
+    // written), advised to huge pages, with `l`'s round tables (taken).
+    static std::shared_ptr<Placed> For(InterleavedLayout& l);
   };
   static constexpr uint64_t kEscaped = uint64_t{1} << 4;
   static constexpr uint64_t kQpMask = (uint64_t{1} << 18) - 1;
