@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <deque>
 #include <vector>
@@ -250,6 +251,36 @@ struct Totals {
   std::string too_long;
 };
 
+// Per kind of instruction, the last one of a stream that was costed and
+// its cost. Within a stream (one chip) an instruction's cost depends on its
+// kind, peer and size alone (CostModel::On), and a collective's stream
+// repeats a few shapes (a ring step's write, message and wait), so most
+// instructions are costed by one comparison instead of two route lookups
+// and the arithmetic.
+class StreamCostMemo {
+ public:
+  InstrCost On(const CostModel& model, const Instr& in, uint32_t chip,
+               const Topology& topology) {
+    Entry& e = last_[static_cast<size_t>(in.kind)];
+    if (!e.valid || e.peer != in.peer || e.bytes != in.bytes) {
+      e.valid = true;
+      e.peer = in.peer;
+      e.bytes = in.bytes;
+      e.cost = model.On(in, chip, topology);
+    }
+    return e.cost;
+  }
+
+ private:
+  struct Entry {
+    bool valid = false;
+    uint32_t peer = 0;
+    uint64_t bytes = 0;
+    InstrCost cost;
+  };
+  std::array<Entry, static_cast<size_t>(OpKind::kFence) + 1> last_;
+};
+
 Totals SumCosts(const Program& program, const HwConfig& hw,
                 const Topology& topology) {
   Totals t;
@@ -258,8 +289,9 @@ Totals SumCosts(const Program& program, const HwConfig& hw,
     const ChipProgram& chip = program.chips[c];
     for (uint32_t s = 0; s < chip.streams.size(); ++s) {
       const InstrList& list = chip.streams[s].instrs;
+      StreamCostMemo memo;
       for (uint32_t i = 0; i < list.size(); ++i) {
-        const InstrCost cost = model.On(list[i], c, topology);
+        const InstrCost cost = memo.On(model, list[i], c, topology);
         if (cost.ps >= kMaxPs && t.too_long.empty()) {
           t.too_long = absl::StrCat(InstrPlace(program, c, s, i), ": ",
                                     TooLong(list[i], hw, cost.ps));

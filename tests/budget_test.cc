@@ -157,6 +157,47 @@ TEST(EstimateTest, BoundsRealReplaysAndStaysClose) {
 
 using ccreplay_test::OneTransfer;
 
+// SumCosts costs a stream's instructions through a memo of the last one of
+// each kind (same peer and size: same cost). A stream that repeats, mixes
+// and changes shapes must estimate what its instructions do one by one.
+TEST(EstimateTest, AStreamEstimatesTheSumOfItsInstructionsAlone) {
+  const HwConfig& hw = DefaultTps186();
+  const Topology topo = *Topology::Build(TopologyKind::kRing, 8);
+  const std::vector<Instr> stream = {
+      TransferInstr(0, 1, 0, 0, 4096, false),
+      RemoteMsgSendInstr(0, 1, 0),
+      MsgWaitInstr(0, 1),
+      TransferInstr(0, 1, 0, 0, 4096, false),  // a repeat
+      TransferInstr(0, 3, 0, 0, 4096, false),  // another peer: 3 hops
+      TransferInstr(0, 3, 0, 0, 1 << 20, false),  // another size
+      TransferInstr(0, 0, 0, 0, 1 << 20, false),  // local
+      RemoteMsgSendInstr(0, 4, 0),
+      RemoteMsgSendInstr(0, 1, 0),
+      SendInstr(0, 2, 0, 8192),
+      ReceiveInstr(0, 2, 0, 8192),
+      FenceInstr(),
+      MsgWaitInstr(0, 1),
+  };
+  auto program_of = [](const std::vector<Instr>& instrs) {
+    Program p;
+    p.num_chips = 8;
+    p.chips.resize(8);
+    p.chips[0].streams.push_back({0, instrs});
+    return p;
+  };
+  uint64_t events = 0, ps = 0;
+  const ReplayEstimate none = EstimateReplay(program_of({}), hw, topo);
+  for (const Instr& in : stream) {
+    const ReplayEstimate one = EstimateReplay(program_of({in}), hw, topo);
+    events += one.events;
+    ps += one.serial_ps;
+  }
+  const ReplayEstimate all = EstimateReplay(program_of(stream), hw, topo);
+  EXPECT_EQ(none.events, 0u);
+  EXPECT_EQ(all.events, events);
+  EXPECT_EQ(all.serial_ps, ps);
+}
+
 TEST(CheckReplayBudgetTest, ATimePastTheClockNamesTheInstruction) {
   HwConfig hw = DefaultTps186();
   hw.cdma_bytes_per_s = 1;  // 1 B/s: 9 MiB take 9.4e18 ps > 2^62
