@@ -30,6 +30,30 @@ absl::string_view PathCauseName(PathCause c) {
   return "?";
 }
 
+PathCosts::PathCosts(const HwConfig& hw, const Topology& topo)
+    : hw_(hw),
+      topo_(topo),
+      routes_(topo.num_chips()),
+      message_lane_group_(LaneGroupTime(hw, MessageWire())) {}
+
+const PathCosts::SizeCosts& PathCosts::NewSizes(uint64_t bytes) const {
+  SizeCosts& s = sizes_;
+  s.bytes = bytes;
+  const uint64_t payload = hw_.packet_payload_bytes;
+  s.read = hw_.CdmaReadTime(bytes);
+  s.first_read = hw_.CdmaReadTime(std::min<uint64_t>(bytes, payload));
+  const uint64_t packets = (bytes + payload - 1) / payload;
+  s.own_serialisation = SerializationTime(
+      bytes + packets * hw_.packet_header_bytes, hw_.link_bytes_per_s);
+  const uint64_t tail = bytes % payload;
+  s.last_wire = static_cast<uint32_t>(tail == 0 ? payload : tail) +
+                hw_.packet_header_bytes;
+  s.last_serialisation = SerializationTime(
+      static_cast<uint64_t>(s.last_wire), hw_.link_bytes_per_s);
+  s.last_lane_group = LaneGroupTime(hw_, s.last_wire);
+  return s;
+}
+
 const PathCosts::RouteMemo& PathCosts::Route(uint32_t src, uint32_t dst,
                                              uint32_t qp) const {
   RouteMemo& m = routes_[src];
@@ -48,7 +72,14 @@ const PathCosts::RouteMemo& PathCosts::Route(uint32_t src, uint32_t dst,
 
 void PathCosts::Network(Causes& b, uint32_t src, uint32_t dst, uint32_t qp,
                         uint32_t wire, TimePs total, TimePs behind_own) const {
-  const TimePs ser = LaneGroupTime(hw_, wire);
+  NetworkOf(b, src, dst, qp,
+            wire == MessageWire() ? message_lane_group_
+                                  : LaneGroupTime(hw_, wire),
+            total, behind_own);
+}
+
+void PathCosts::NetworkOf(Causes& b, uint32_t src, uint32_t dst, uint32_t qp,
+                          TimePs ser, TimePs total, TimePs behind_own) const {
   const RouteMemo& route = Route(src, dst, qp);
   // Clip to the measured time: the walk never attributes more than
   // happened.
@@ -70,10 +101,11 @@ void PathCosts::DataPhase(Causes& b, const Instr& in, bool local,
   // link (or credit): backpressure. When the link is the slower, the
   // engine's read of the first packet (which the link waits for) is engine
   // time, the rest the link's.
-  const TimePs read = hw_.CdmaReadTime(in.bytes);
-  const TimePs wire = local ? TimePs::Zero() : OwnSerialisation(in);
+  const SizeCosts& size = Sizes(in.bytes);
+  const TimePs read = size.read;
+  const TimePs wire = local ? TimePs::Zero() : size.own_serialisation;
   if (wire > read) {
-    const TimePs fill = std::min(phase, FirstRead(in));
+    const TimePs fill = std::min(phase, size.first_read);
     const TimePs ser = std::min(phase - fill, wire);
     Add(b, PathCause::kEngineRead, fill);
     Add(b, PathCause::kSerialisation, ser);
@@ -89,10 +121,11 @@ void PathCosts::LastPacket(Causes& b, uint32_t chip, const Instr& in,
                            TimePs start, TimePs end, TimePs landed) const {
   // The last packet waits behind the instruction's own earlier packets
   // when the engine reads faster than the link serialises.
-  const TimePs last = SerializationTime(
-      static_cast<uint64_t>(LastPacketWire(in)), hw_.link_bytes_per_s);
-  Network(b, chip, in.peer, in.qp_id, LastPacketWire(in), landed - end,
-          Max(OwnBacklog(in, start, end) - last, TimePs::Zero()));
+  const SizeCosts& size = Sizes(in.bytes);
+  const TimePs last = size.last_serialisation;
+  const TimePs lane_group = size.last_lane_group;
+  NetworkOf(b, chip, in.peer, in.qp_id, lane_group, landed - end,
+            Max(OwnBacklog(in, start, end) - last, TimePs::Zero()));
 }
 
 void PathCosts::Acknowledgement(Causes& b, uint32_t chip, const Instr& in,
@@ -120,26 +153,10 @@ void PathCosts::HeldCounted(Causes& b, TimePs data, TimePs landed) const {
 TimePs PathCosts::OwnBacklog(const Instr& in, TimePs start, TimePs at) const {
   // At least all of it less the time since its first packet could go on
   // the link (its data phase began, plus that packet's read).
-  const TimePs left = OwnSerialisation(in) - (at - (start + FirstRead(in)));
+  const SizeCosts& size = Sizes(in.bytes);
+  const TimePs left =
+      size.own_serialisation - (at - (start + size.first_read));
   return Max(left, TimePs::Zero());
-}
-
-TimePs PathCosts::OwnSerialisation(const Instr& in) const {
-  const uint64_t payload = hw_.packet_payload_bytes;
-  const uint64_t packets = (in.bytes + payload - 1) / payload;
-  return SerializationTime(in.bytes + packets * hw_.packet_header_bytes,
-                           hw_.link_bytes_per_s);
-}
-
-TimePs PathCosts::FirstRead(const Instr& in) const {
-  return hw_.CdmaReadTime(
-      std::min<uint64_t>(in.bytes, hw_.packet_payload_bytes));
-}
-
-uint32_t PathCosts::LastPacketWire(const Instr& in) const {
-  const uint64_t tail = in.bytes % hw_.packet_payload_bytes;
-  return static_cast<uint32_t>(tail == 0 ? hw_.packet_payload_bytes : tail) +
-         hw_.packet_header_bytes;
 }
 
 namespace {

@@ -35,8 +35,7 @@ namespace ccreplay {
 // picosecond the same way.
 class PathCosts {
  public:
-  PathCosts(const HwConfig& hw, const Topology& topo)
-      : hw_(hw), topo_(topo), routes_(topo.num_chips()) {}
+  PathCosts(const HwConfig& hw, const Topology& topo);
 
   using Causes = std::array<TimePs, kNumPathCauses>;
   // Adds `d` to cause `c` when it is positive.
@@ -86,11 +85,28 @@ class PathCosts {
   }
 
  private:
-  // The time the link needs for all of `in`'s packets (headers included).
-  TimePs OwnSerialisation(const Instr& in) const;
-  // The engine's read of `in`'s first packet.
-  TimePs FirstRead(const Instr& in) const;
-  uint32_t LastPacketWire(const Instr& in) const;
+  // What a data instruction's size gives, each a division or two: the
+  // engine's read of all of it and of its first packet, the link's
+  // serialisation of all its packets (headers included), its last packet's
+  // wire bytes and that packet's time on one link and on one lane group.
+  struct SizeCosts {
+    uint64_t bytes = ~uint64_t{0};
+    TimePs read;
+    TimePs first_read;
+    TimePs own_serialisation;
+    uint32_t last_wire = 0;
+    TimePs last_serialisation;
+    TimePs last_lane_group;
+  };
+  // Of `bytes`, as last worked out: a collective's writes mostly have one
+  // size step after step.
+  const SizeCosts& Sizes(uint64_t bytes) const {
+    return sizes_.bytes == bytes ? sizes_ : NewSizes(bytes);
+  }
+  const SizeCosts& NewSizes(uint64_t bytes) const;
+  // Network() with the packet's time on one lane group given.
+  void NetworkOf(Causes& b, uint32_t src, uint32_t dst, uint32_t qp,
+                 TimePs ser, TimePs total, TimePs behind_own) const;
   // A route's flight time, switch forwarding and hops (Network), as last
   // walked from its source chip: a chip of a collective mostly sends to the
   // same peer on the same queue pair step after step.
@@ -106,6 +122,8 @@ class PathCosts {
   const HwConfig& hw_;
   const Topology& topo_;
   mutable std::vector<RouteMemo> routes_;  // per source chip
+  mutable SizeCosts sizes_;
+  TimePs message_lane_group_;  // LaneGroupTime of MessageWire()
 };
 
 // Where the time of `result` went: the breakdown it summed as it ran

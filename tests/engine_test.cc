@@ -930,6 +930,40 @@ TEST(BreakdownTest, WriteThenMessageSplitsIntoItsMechanisms) {
   EXPECT_EQ((*b)[PathCause::kOther].ps(), 0);
 }
 
+// PathCosts keeps what a write's size gives (its reads, its serialisation,
+// its last packet) for the size it saw last: a size costed after others
+// splits as it does on a fresh PathCosts, and the backlog at the write's
+// start is all of its wire time plus its first packet's read.
+TEST(BreakdownTest, PathCostsOfASizeDoNotDependOnTheSizesBefore) {
+  const HwConfig hw = OneEngineTps186();  // payload 288 B, header 32 B
+  auto topo = Topology::Build(TopologyKind::kRing, 4);
+  ASSERT_TRUE(topo.ok());
+  const int64_t sizes[] = {1000, 288, 5, int64_t{1} << 20, 1000, 576};
+  PathCosts warm(hw, *topo);
+  const TimePs start(1000);
+  const TimePs end = start + TimePs(400000);
+  const TimePs landed = end + TimePs(300000);
+  for (const int64_t bytes : sizes) {
+    SCOPED_TRACE(bytes);
+    const Instr in = Transfer(0, 2, static_cast<uint64_t>(bytes));
+    const PathCosts fresh(hw, *topo);
+    PathCosts::Causes w{}, f{};
+    warm.LastPacket(w, 0, in, start, end, landed);
+    fresh.LastPacket(f, 0, in, start, end, landed);
+    EXPECT_EQ(w, f);
+    w = {};
+    f = {};
+    warm.DataPhase(w, in, /*local=*/false, TimePs(500000));
+    fresh.DataPhase(f, in, /*local=*/false, TimePs(500000));
+    EXPECT_EQ(w, f);
+    // Rounded up: 2.5 ps a byte on the link, 15.625 on the engine.
+    const int64_t packets = (bytes + 287) / 288;
+    const int64_t wire_ps = ((bytes + 32 * packets) * 5 + 1) / 2;
+    const int64_t read_ps = (std::min<int64_t>(bytes, 288) * 15625 + 999) / 1000;
+    EXPECT_EQ(warm.OwnBacklog(in, start, start).ps(), wire_ps + read_ps);
+  }
+}
+
 // The breakdown the replay sums as it runs equals the walk over the
 // records (tests/path_check.h) for every kind of instruction and every
 // cause the walk follows: a Send held for its Receive's clear-to-send, a
