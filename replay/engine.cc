@@ -223,16 +223,7 @@ bool PreferLeanReplay(const Program& program) {
   for (const ChipProgram& c : program.chips) {
     for (const StreamProgram& s : c.streams) {
       instrs += s.instrs.size();
-      uint64_t run = 0;
-      uint64_t most = 0;
-      for (uint32_t i = 0; i < s.instrs.size(); ++i) {
-        if (UsesQp(s.instrs.kind(i))) {
-          most = std::max(most, ++run);
-        } else {
-          run = 0;
-        }
-      }
-      in_flight += 2 * most;
+      in_flight += 2 * uint64_t{s.instrs.shape().longest_queue_run};
     }
   }
   return 4 * in_flight < instrs;

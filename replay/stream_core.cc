@@ -526,16 +526,12 @@ void StreamCore::CompleteOp(uint32_t g, TimePs now) {
 
 bool StreamCore::FenceAfter(uint32_t g) {
   if (!fences_scanned_) {
-    // Once, every stream from its end back to its last Fence (most
+    // Once, every stream's last Fence, which its list keeps (most
     // programs, lowered ones all, have none: then no instruction's stream
     // need be looked up at all).
     fences_scanned_ = true;
     for (StreamState& st : streams_) {
-      st.fence_end = st.size;
-      while (st.fence_end > 0 &&
-             st.KindAt(st.fence_end - 1) != OpKind::kFence) {
-        --st.fence_end;
-      }
+      st.fence_end = st.instrs->shape().fence_end;
       any_fence_ = any_fence_ || st.fence_end > 0;
     }
   }

@@ -8,6 +8,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -1030,6 +1031,56 @@ TEST(InstrListTest, InterleavedStreamsReadBackAndSitRoundByRound) {
 // where InterleaveStreams puts it (the streams of the test above), takes
 // each stream once and only at its planned length, and is complete when
 // every stream is filled; streams too short to interleave plan nothing.
+// One past the last Fence of `instrs` (0: none) and the longest run of
+// instructions on a queue between waits, counted the long way.
+std::pair<uint32_t, uint32_t> ShapeByHand(const std::vector<Instr>& instrs) {
+  uint32_t fence_end = 0;
+  for (uint32_t i = 0; i < instrs.size(); ++i) {
+    if (instrs[i].kind == OpKind::kFence) fence_end = i + 1;
+  }
+  uint32_t longest = 0;
+  for (uint32_t i = 0; i < instrs.size(); ++i) {
+    uint32_t j = i;
+    while (j < instrs.size() && instrs[j].kind != OpKind::kFence &&
+           instrs[j].kind != OpKind::kMsgWait) {
+      ++j;
+    }
+    longest = std::max(longest, j - i);
+  }
+  return {fence_end, longest};
+}
+
+// A list keeps its shape as instructions are appended, and works it out
+// again once one is replaced.
+TEST(InstrListTest, KnowsItsLastFenceAndLongestQueueRun) {
+  std::vector<Instr> v = {
+      TransferInstr(0, 1, 0, 0, 8, false), RemoteMsgSendInstr(0, 1, 0),
+      MsgWaitInstr(0, 1),                  TransferInstr(0, 1, 0, 0, 8, false),
+      MsgSendInstr(0, 1),                  ReceiveInstr(0, 1, 0, 8),
+      FenceInstr(),                        RemoteMsgSendInstr(0, 1, 0),
+  };
+  InstrList list;
+  EXPECT_EQ(list.shape().fence_end, 0u);
+  EXPECT_EQ(list.shape().longest_queue_run, 0u);
+  for (const Instr& in : v) list.push_back(in);
+  EXPECT_EQ(list.shape().fence_end, 7u);          // the Fence is instruction 6
+  EXPECT_EQ(list.shape().longest_queue_run, 3u);  // instructions 3 to 5
+  EXPECT_EQ(ShapeByHand(v), std::make_pair(7u, 3u));
+  // The Fence replaced, and the wait: no Fence, one run of 8.
+  v[6] = MsgSendInstr(0, 2);
+  v[2] = MsgSendInstr(0, 3);
+  list.set(6, v[6]);
+  list.set(2, v[2]);
+  EXPECT_EQ(list.shape().fence_end, 0u);
+  EXPECT_EQ(list.shape().longest_queue_run, 8u);
+  EXPECT_EQ(ShapeByHand(v), std::make_pair(0u, 8u));
+  // Appended after a set: still right.
+  list.push_back(FenceInstr());
+  EXPECT_EQ(list.shape().fence_end, 9u);
+  EXPECT_EQ(list.shape().longest_queue_run, 8u);
+  EXPECT_EQ(InstrList(v).shape().longest_queue_run, 8u);
+}
+
 TEST(InstrListTest, APlanLaysStreamsOutAsInterleaveStreamsDoes) {
   constexpr size_t R = InstrList::kRound;
   // Two chips: chip 0 with 4 streams, chip 1 with 3.
@@ -1081,6 +1132,18 @@ TEST(InstrListTest, APlanLaysStreamsOutAsInterleaveStreamsDoes) {
   EXPECT_FALSE(plan.Fill(0, 1, want[0][1].data(), 1, &spare));  // twice
   ExpectSamePrograms(filled, laid);
   EXPECT_EQ(Offsets(filled), Offsets(laid));
+  // A filled list and an interleaved one know their shape as the appended
+  // one did.
+  for (uint32_t c = 0; c < 2; ++c) {
+    for (uint32_t s = 0; s < lengths[c].size(); ++s) {
+      const std::pair<uint32_t, uint32_t> shape = ShapeByHand(want[c][s]);
+      for (const Program* p : {&filled, &laid}) {
+        const InstrList::Shape got = p->chips[c].streams[s].instrs.shape();
+        EXPECT_EQ(got.fence_end, shape.first) << c << "/" << s;
+        EXPECT_EQ(got.longest_queue_run, shape.second) << c << "/" << s;
+      }
+    }
+  }
   for (uint32_t c = 0; c < 2; ++c) {
     for (uint32_t s = 0; s < lengths[c].size(); ++s) {
       const InstrList& list = filled.chips[c].streams[s].instrs;

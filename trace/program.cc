@@ -28,6 +28,13 @@ Instr InstrList::at(size_t i) const {
   return (*this)[i];
 }
 
+InstrList::Shape InstrList::shape() const {
+  if (!shape_stale_) return shape_;
+  Shape s;
+  for (size_t i = 0; i < size(); ++i) s.Note(kind(i), i);
+  return s;
+}
+
 InstrList::Packed InstrList::PackWhole(const Instr& in) {
   Packed p;
   p.w[0] = kEscaped;
@@ -172,9 +179,13 @@ bool InterleavePlan::Fill(uint32_t chip, uint32_t stream, const Instr* in,
   const uint64_t slot = slots_[k];
   InstrList::Packed* words = placed_->words.get();
   const uint64_t* rounds = placed_->rounds[group].data();
+  InstrList::Shape shape;
   for (size_t i = 0; i < n; ++i) {
     words[rounds[i / kRound] + slot + i % kRound] = list->Pack(in[i]);
+    shape.Note(in[i].kind, i);
   }
+  list->shape_ = shape;
+  list->shape_stale_ = false;
   list->placed_ = placed_;
   list->placed_size_ = n;
   list->group_ = group;

@@ -232,13 +232,35 @@ class InstrList {
   }
   void push_back(const Instr& in) {
     Own();
+    shape_.Note(in.kind, packed_.size());
     packed_.push_back(Pack(in));
   }
   // Replaces instruction i.
   void set(size_t i, const Instr& in) {
     Own();
     packed_[i] = Pack(in);
+    shape_stale_ = true;
   }
+  // What the replay asks of a whole stream before it runs, from the kinds
+  // in order: one past its last Fence (0: it has none), and its longest
+  // run of instructions on a queue (UsesQp) with no wait between them.
+  // Kept as instructions are appended, so that no pass over a large
+  // program is needed for it; worked out by one after a set().
+  struct Shape {
+    uint32_t fence_end = 0;
+    uint32_t longest_queue_run = 0;
+    uint32_t queue_run = 0;  // the run the list ends with
+    // Instruction `i` (the next after those seen) is of kind `k`.
+    void Note(OpKind k, size_t i) {
+      if (k == OpKind::kFence) fence_end = static_cast<uint32_t>(i + 1);
+      if (!UsesQp(k)) {
+        queue_run = 0;
+      } else if (++queue_run > longest_queue_run) {
+        longest_queue_run = queue_run;
+      }
+    }
+  };
+  Shape shape() const;
   Layout layout() const {
     return placed_ ? placed_->Of(group_, slot_)
                    : Layout{packed_.data(), nullptr, 0};
@@ -336,6 +358,8 @@ class InstrList {
   uint32_t group_ = 0;                    // its group there,
   uint64_t slot_ = 0;                     // its first word in each round,
   size_t placed_size_ = 0;                // and its length
+  Shape shape_;               // of the instructions appended
+  bool shape_stale_ = false;  // set() changed one since
 };
 
 struct StreamProgram {
