@@ -494,6 +494,16 @@ void StreamCore::CountMessage(uint32_t op, TimePs now) {
   } else if (OpSlots()) {
     FreeOp(op);  // the message's engine-state slot is let go
   }
+  // The streams this count wakes resume later in this picosecond, after
+  // the events already due in it: their next instructions start loading
+  // now (docs/architecture.md, "Lookahead prefetch").
+  for (const uint32_t s : msg_->Waiters(in.peer, in.dst_qp)) {
+    const StreamState& st = streams_[s];
+    if (st.pc < st.size) {
+      __builtin_prefetch(st.layout.At(st.pc));
+      __builtin_prefetch(st.layout.At(std::min(st.pc + 2, st.size - 1)));
+    }
+  }
   msg_->Count(in.peer, in.dst_qp, op, now);
 }
 
