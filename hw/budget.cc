@@ -196,6 +196,7 @@ u128 HardwareBytes(const HwConfig& hw, const Topology& topo, uint32_t* busiest,
   }
   const u128 chips = topo.num_chips();
   bytes += chips * hw.cdma_engines * sizeof(CdmaEngine);
+  bytes += chips * Network::kFlowMemoBytes;
   bytes += chips * hw.num_qps() * kMessageSlotBytes;
   return bytes;
 }

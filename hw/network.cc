@@ -27,6 +27,7 @@ Network::Network(const HwConfig& hw, const Topology& topo, EventQueue& q)
   // Inputs of a chip's port: its engines, then the acknowledgement path,
   // then every incoming link (relays). Inputs of a switch port: its
   // incoming links.
+  flows_.resize(topo_.num_chips());
   std::vector<uint32_t> in_degree(topo_.num_nodes(), 0);
   in_index_.resize(topo_.links().size());
   flight_.resize(topo_.links().size());

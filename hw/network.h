@@ -113,11 +113,26 @@ class Network {
     if (rec_) rec_->Attach(topo_);
   }
 
-  // The path of flow (src, dst, qp) (hw/packet.h).
+  // The path of flow (src, dst, qp) (hw/packet.h): the hash and first link
+  // the topology gives, from a memo of the two flows chip `src` looked up
+  // last (a chip of a collective sends its writes and messages to one peer
+  // and its acknowledgements to another, step after step), else hashed and
+  // looked up in the route table.
   FlowPath FlowOf(uint32_t src, uint32_t dst, uint32_t qp) const {
+    FlowMemo& m = flows_[src];
+    for (uint32_t w = 0; w < 2; ++w) {
+      if (m.dst[w] == dst && m.qp[w] == qp) return m.path[w];
+    }
     const uint32_t hash = Topology::FlowHash(src, dst, qp);
-    return FlowPath{hash, topo_.NextLink(src, dst, hash)};
+    const uint32_t w = m.older;
+    m.older ^= 1u;
+    m.dst[w] = dst;
+    m.qp[w] = qp;
+    m.path[w] = FlowPath{hash, topo_.NextLink(src, dst, hash)};
+    return m.path[w];
   }
+  // Bytes of FlowOf's memo per chip (hw/budget.cc).
+  static constexpr size_t kFlowMemoBytes = 40;
   // May input `input` of `port` stage one more packet in lane group `lg`
   // (LaneGroupOf its address), within hw.cdma_staging_packets per (input,
   // lane group)?
@@ -358,6 +373,16 @@ class Network {
   uint64_t credits_early_ = 0;
   uint64_t credits_kept_ = 0;
   NetRecorder* rec_ = nullptr;      // a timeline's observer, if any
+  // FlowOf's memo of one chip: two flows, the one looked up longer ago
+  // replaced first.
+  struct FlowMemo {
+    uint32_t dst[2] = {kNone, kNone};
+    uint32_t qp[2] = {0, 0};
+    FlowPath path[2];
+    uint32_t older = 0;
+  };
+  static_assert(sizeof(FlowMemo) <= kFlowMemoBytes);
+  mutable std::vector<FlowMemo> flows_;  // per chip
   std::vector<TimePs> flight_;      // per link: LinkFlight()
   std::vector<Port> ports_;         // one per directed link
   std::vector<uint32_t> in_index_;  // per link: input number at its dst node

@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <numeric>
+#include <random>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "hw/config.h"
+#include "hw/network.h"
 #include "hw/port.h"
 #include "hw/topology.h"
 
@@ -928,6 +930,29 @@ TEST(BreakdownTest, WriteThenMessageSplitsIntoItsMechanisms) {
   // The message waited behind the Transfer's 168-byte tail on the link.
   EXPECT_EQ((*b)[PathCause::kQueueing].ps(), LinkPs(168));  // 420
   EXPECT_EQ((*b)[PathCause::kOther].ps(), 0);
+}
+
+// Network::FlowOf answers from a memo of the two flows each chip looked up
+// last: any sequence of lookups, with repeats and evictions, gives the
+// topology's hash and first link. On a fat-tree most pairs have several
+// routes, so the hash picks among them.
+TEST(NetworkTest, FlowOfIsTheTopologysHashAndFirstLink) {
+  const HwConfig hw = DefaultTps186();
+  auto topo = Topology::Build(TopologyKind::kBoardFatTree, 32);
+  ASSERT_TRUE(topo.ok()) << topo.status();
+  EventQueue q;
+  const Network net(hw, *topo, q);
+  std::mt19937 rng(30);
+  for (int i = 0; i < 4000; ++i) {
+    const uint32_t src = rng() % 32;
+    // Three peers and two queue pairs per chip: six flows for two ways.
+    const uint32_t dst = (src + 1 + 8 * (rng() % 3)) % 32;
+    const uint32_t qp = rng() % 2;
+    const uint32_t hash = Topology::FlowHash(src, dst, qp);
+    const FlowPath f = net.FlowOf(src, dst, qp);
+    ASSERT_EQ(f.hash, hash) << i;
+    ASSERT_EQ(f.port, topo->NextLink(src, dst, hash)) << i;
+  }
 }
 
 // PathCosts keeps what a write's size gives (its reads, its serialisation,
