@@ -72,11 +72,11 @@ class MessageUnit {
   uint32_t last_message(uint32_t chip, uint32_t qp) const {
     return last_msg_[Slot(chip, qp)];
   }
-  // Stream `slot` waits for counter (chip, qp).
   // The stream slots waiting on (chip, qp), in the order they began.
   const std::vector<uint32_t>& Waiters(uint32_t chip, uint32_t qp) const {
     return waiters_[Slot(chip, qp)];
   }
+  // Stream `slot` waits for counter (chip, qp).
   void Wait(uint32_t chip, uint32_t qp, uint32_t slot) {
     waiters_[Slot(chip, qp)].push_back(slot);
   }

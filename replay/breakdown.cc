@@ -46,11 +46,11 @@ const PathCosts::SizeCosts& PathCosts::NewSizes(uint64_t bytes) const {
   s.own_serialisation = SerializationTime(
       bytes + packets * hw_.packet_header_bytes, hw_.link_bytes_per_s);
   const uint64_t tail = bytes % payload;
-  s.last_wire = static_cast<uint32_t>(tail == 0 ? payload : tail) +
-                hw_.packet_header_bytes;
-  s.last_serialisation = SerializationTime(
-      static_cast<uint64_t>(s.last_wire), hw_.link_bytes_per_s);
-  s.last_lane_group = LaneGroupTime(hw_, s.last_wire);
+  const uint32_t last_wire = static_cast<uint32_t>(tail == 0 ? payload : tail) +
+                             hw_.packet_header_bytes;
+  s.last_serialisation = SerializationTime(static_cast<uint64_t>(last_wire),
+                                           hw_.link_bytes_per_s);
+  s.last_lane_group = LaneGroupTime(hw_, last_wire);
   return s;
 }
 
@@ -71,15 +71,7 @@ const PathCosts::RouteMemo& PathCosts::Route(uint32_t src, uint32_t dst,
 }
 
 void PathCosts::Network(Causes& b, uint32_t src, uint32_t dst, uint32_t qp,
-                        uint32_t wire, TimePs total, TimePs behind_own) const {
-  NetworkOf(b, src, dst, qp,
-            wire == MessageWire() ? message_lane_group_
-                                  : LaneGroupTime(hw_, wire),
-            total, behind_own);
-}
-
-void PathCosts::NetworkOf(Causes& b, uint32_t src, uint32_t dst, uint32_t qp,
-                          TimePs ser, TimePs total, TimePs behind_own) const {
+                        TimePs ser, TimePs total, TimePs behind_own) const {
   const RouteMemo& route = Route(src, dst, qp);
   // Clip to the measured time: the walk never attributes more than
   // happened.
@@ -122,17 +114,16 @@ void PathCosts::LastPacket(Causes& b, uint32_t chip, const Instr& in,
   // The last packet waits behind the instruction's own earlier packets
   // when the engine reads faster than the link serialises.
   const SizeCosts& size = Sizes(in.bytes);
-  const TimePs last = size.last_serialisation;
-  const TimePs lane_group = size.last_lane_group;
-  NetworkOf(b, chip, in.peer, in.qp_id, lane_group, landed - end,
-            Max(OwnBacklog(in, start, end) - last, TimePs::Zero()));
+  Network(b, chip, in.peer, in.qp_id, size.last_lane_group, landed - end,
+          Max(OwnBacklog(in, start, end) - size.last_serialisation,
+              TimePs::Zero()));
 }
 
 void PathCosts::Acknowledgement(Causes& b, uint32_t chip, const Instr& in,
                                 TimePs landed, TimePs complete) const {
   if ((in.kind == OpKind::kTransfer && in.peer != chip) ||
       in.kind == OpKind::kSend) {
-    Network(b, in.peer, chip, in.qp_id, MessageWire(), complete - landed);
+    ControlNetwork(b, in.peer, chip, in.qp_id, complete - landed);
   }
 }
 
@@ -140,8 +131,7 @@ void PathCosts::MessageCounted(Causes& b, uint32_t chip, const Instr& in,
                                TimePs start, TimePs arrived, TimePs landed,
                                TimePs backlog) const {
   Add(b, PathCause::kLatency, landed - arrived);  // the handshake
-  Network(b, chip, in.peer, in.qp_id, MessageWire(), arrived - start,
-          backlog);
+  ControlNetwork(b, chip, in.peer, in.qp_id, arrived - start, backlog);
 }
 
 void PathCosts::HeldCounted(Causes& b, TimePs data, TimePs landed) const {
@@ -339,8 +329,8 @@ void Walker::EngineStart(const InstrTiming& t, const Instr& in) {
   if (cin.kind == OpKind::kReceive && in.kind == OpKind::kSend &&
       c.arrived == t.start) {
     // The Send waited for its Receive's clear-to-send.
-    costs_.Network(b_.by_cause, c.chip, cin.peer, cin.qp_id, costs_.MessageWire(),
-                   c.arrived - c.start);
+    costs_.ControlNetwork(b_.by_cause, c.chip, cin.peer, cin.qp_id,
+                          c.arrived - c.start);
     g_ = t.cause;
     mode_ = Mode::kEngineStart;
   } else {

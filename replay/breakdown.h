@@ -42,13 +42,16 @@ class PathCosts {
   static void Add(Causes& b, PathCause c, TimePs d) {
     if (d.ps() > 0) b[static_cast<int>(c)] += d;
   }
-  // Splits `total`, the time a packet of `wire` bytes took from chip `src`
-  // to chip `dst` on the flow of `qp`, along its route. `behind_own` is how
-  // long it waited, at least, behind bytes of its own flow that the first
-  // link had still to serialise: serialisation, not queueing.
-  void Network(Causes& b, uint32_t src, uint32_t dst, uint32_t qp,
-               uint32_t wire, TimePs total,
-               TimePs behind_own = TimePs::Zero()) const;
+  // Splits `total`, the time a control packet (a message, clear-to-send or
+  // acknowledgement: MessageWire() bytes) took from chip `src` to chip
+  // `dst` on the flow of `qp`, along its route. `behind_own` is how long it
+  // waited, at least, behind bytes of its own flow that the first link had
+  // still to serialise: serialisation, not queueing.
+  void ControlNetwork(Causes& b, uint32_t src, uint32_t dst, uint32_t qp,
+                      TimePs total,
+                      TimePs behind_own = TimePs::Zero()) const {
+    Network(b, src, dst, qp, message_lane_group_, total, behind_own);
+  }
   // A data phase of `phase` (start to end) of `in`, local or not:
   // unloaded, it takes the longer of the engine reading the bytes and the
   // link serialising them; beyond that, backpressure.
@@ -80,21 +83,20 @@ class PathCosts {
     return prev.kind == OpKind::kTransfer && prev.qp_id == msg.qp_id &&
            prev.peer != chip;
   }
+
+ private:
   uint32_t MessageWire() const {
     return hw_.message_payload_bytes + hw_.packet_header_bytes;
   }
-
- private:
   // What a data instruction's size gives, each a division or two: the
   // engine's read of all of it and of its first packet, the link's
   // serialisation of all its packets (headers included), its last packet's
-  // wire bytes and that packet's time on one link and on one lane group.
+  // time on one link and on one lane group.
   struct SizeCosts {
     uint64_t bytes = ~uint64_t{0};
     TimePs read;
     TimePs first_read;
     TimePs own_serialisation;
-    uint32_t last_wire = 0;
     TimePs last_serialisation;
     TimePs last_lane_group;
   };
@@ -104,9 +106,10 @@ class PathCosts {
     return sizes_.bytes == bytes ? sizes_ : NewSizes(bytes);
   }
   const SizeCosts& NewSizes(uint64_t bytes) const;
-  // Network() with the packet's time on one lane group given.
-  void NetworkOf(Causes& b, uint32_t src, uint32_t dst, uint32_t qp,
-                 TimePs ser, TimePs total, TimePs behind_own) const;
+  // Splits `total` as ControlNetwork does, for a packet of `ser` on one
+  // lane group.
+  void Network(Causes& b, uint32_t src, uint32_t dst, uint32_t qp,
+               TimePs ser, TimePs total, TimePs behind_own) const;
   // A route's flight time, switch forwarding and hops (Network), as last
   // walked from its source chip: a chip of a collective mostly sends to the
   // same peer on the same queue pair step after step.

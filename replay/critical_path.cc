@@ -61,8 +61,8 @@ void CriticalPath::Start(OpPath& op, const Instr& in, uint32_t e, TimePs now,
     // A Send held for its Receive's clear-to-send: the control packet's
     // way, back to the Receive's engine start.
     const StartedPath& c = started_[cts->started];
-    costs_.Network(b.by_cause, cts_chip, cts_in->peer, cts_in->qp_id,
-                   costs_.MessageWire(), c.t_end - c.start);
+    costs_.ControlNetwork(b.by_cause, cts_chip, cts_in->peer, cts_in->qp_id,
+                          c.t_end - c.start);
     b.Append(c.sum);
   } else if (held_by_engine) {
     b.Append(engines_[e]);

@@ -1027,10 +1027,6 @@ TEST(InstrListTest, InterleavedStreamsReadBackAndSitRoundByRound) {
   }
 }
 
-// An InterleavePlan made from the streams' lengths puts every instruction
-// where InterleaveStreams puts it (the streams of the test above), takes
-// each stream once and only at its planned length, and is complete when
-// every stream is filled; streams too short to interleave plan nothing.
 // One past the last Fence of `instrs` (0: none) and the longest run of
 // instructions on a queue between waits, counted the long way.
 std::pair<uint32_t, uint32_t> ShapeByHand(const std::vector<Instr>& instrs) {
@@ -1081,6 +1077,11 @@ TEST(InstrListTest, KnowsItsLastFenceAndLongestQueueRun) {
   EXPECT_EQ(InstrList(v).shape().longest_queue_run, 8u);
 }
 
+// An InterleavePlan made from the streams' lengths puts every instruction
+// where InterleaveStreams puts it (the streams of
+// InterleavedStreamsReadBackAndSitRoundByRound), takes
+// each stream once and only at its planned length, and is complete when
+// every stream is filled; streams too short to interleave plan nothing.
 TEST(InstrListTest, APlanLaysStreamsOutAsInterleaveStreamsDoes) {
   constexpr size_t R = InstrList::kRound;
   // Two chips: chip 0 with 4 streams, chip 1 with 3.
