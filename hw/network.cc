@@ -127,13 +127,27 @@ void Network::EnqueueAt(uint32_t port, uint32_t input, uint32_t packet,
   pk.in_vc = pk.vc;
   pk.vc = NextVc(pk.in_link, pk.vc, port);
   Port& pt = ports_[port];
+  const uint32_t lg = RoundRobin() ? pt.rr_lg : pk.lg;
+  if (pt.waiting() == 0 && pt.LgFree(lg, now)) {
+    // An idle port whose lane group is free: TryTransmit would find this
+    // packet alone in its queue and send it at once if its credit is there
+    // (every other lane group's queues are empty, so nothing else is
+    // served, blocked or kicked). Sent so, without the queue and the
+    // arbiter; the same state changes.
+    TakeDueCredits(pt, now);
+    if (pt.HasCredit(pk.vc, WireBytes(pk))) {
+      pt.NoteDepth(1);
+      if (rec_) rec_->QueueDepth(port, 1, now);
+      SendAlone(port, packet, Pick{input, pk.vc}, lg, now);
+      return;
+    }
+  }
   pt.Enqueue(input, pt.Row(pk.vc, pk.lg), packet, packets_);
   if (rec_) rec_->QueueDepth(port, pt.waiting(), now);
   // Only the new packet can have become sendable (OnCreditReturn says
   // why), and only on its lane group (round-robin: the one whose turn it
   // is), unless a lane group freed at this very picosecond and its kick
   // has yet to run: if neither, the port only needs its kick.
-  const uint32_t lg = RoundRobin() ? pt.rr_lg : pk.lg;
   if (pt.kick_at > now && !pt.LgFree(lg, now)) {
     // The pending kick is no later than any other busy lane group with a
     // packet waiting (ScheduleKick keeps it so): only this one's can be
@@ -259,6 +273,19 @@ uint32_t Network::NextPickHead(Port& pt, uint32_t lg) const {
 
 void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
   Port& pt = ports_[port];
+  Transmit(port, pt.PopFrom(pick.input, pt.Row(pick.vc, lg), packets_), pick,
+           lg, now);
+}
+
+void Network::SendAlone(uint32_t port, uint32_t id, Pick pick, uint32_t lg,
+                        TimePs now) {
+  Transmit(port, id, pick, lg, now);
+}
+
+[[gnu::always_inline]] inline void Network::Transmit(uint32_t port, uint32_t id,
+                                                     Pick pick, uint32_t lg,
+                                                     TimePs now) {
+  Port& pt = ports_[port];
   const uint32_t lanes = pt.lane_groups();
   LinkStats& st = pt.stats();
   if (pt.stalled_since != TimePs::Max()) {
@@ -266,7 +293,6 @@ void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
     pt.stalled_since = TimePs::Max();
   }
   const uint32_t chosen = pick.input;
-  const uint32_t id = pt.PopFrom(chosen, pt.Row(pick.vc, lg), packets_);
   Packet& pk = packets_[id];
   // Its credit goes back to the previous hop's port (SendCredit, below).
   if (pk.in_link != kNone) PrefetchPort(pk.in_link);
@@ -312,8 +338,10 @@ void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
   }
 }
 
-void Network::ScheduleArrival(uint32_t port, uint32_t id, TimePs at,
-                              TimePs now) {
+[[gnu::always_inline]] inline void Network::ScheduleArrival(uint32_t port,
+                                                            uint32_t id,
+                                                            TimePs at,
+                                                            TimePs now) {
   const uint32_t node = topo_.links()[port].dst;
   const Packet& pk = packets_[id];
   if (node == pk.dst) {

@@ -347,11 +347,22 @@ class Network {
   Pick Arbitrate(Port& pt, uint32_t lg, bool* credit_blocked) const;
   // Puts the head packet of (input, vc, lg) on the wire.
   void Send(uint32_t port, Pick pick, uint32_t lg, TimePs now);
+  // Puts packet `id`, from `pick` and out of its queue, on the wire.
+  // Inlined in Send and SendAlone: out of line it costs the per-packet path
+  // of a busy port (Send, inlined in TryTransmit) a call and its register
+  // saves; inlined in EnqueueAt too it moved ScheduleArrival out of line.
+  [[gnu::always_inline]] void Transmit(uint32_t port, uint32_t id, Pick pick,
+                                       uint32_t lg, TimePs now);
+  // Transmit for a packet that never queued (EnqueueAt's idle port).
+  [[gnu::noinline]] void SendAlone(uint32_t port, uint32_t id, Pick pick,
+                                   uint32_t lg, TimePs now);
   uint32_t NextPickHead(Port& pt, uint32_t lg) const;
   // Schedules the kArrive of packet `id`, whose last byte reaches the far
   // end of `port` at `at`, unless coalescing folds it (it is then freed,
   // its credit on its way back). `now`: the time of the event sending it.
-  void ScheduleArrival(uint32_t port, uint32_t id, TimePs at, TimePs now);
+  // Inlined in both copies of Transmit, as it was in the one before.
+  [[gnu::always_inline]] void ScheduleArrival(uint32_t port, uint32_t id,
+                                              TimePs at, TimePs now);
 
   const HwConfig& hw_;
   const Topology& topo_;

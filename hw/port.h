@@ -268,7 +268,11 @@ class Port {
     Word(input, row) |= Bit(input);
     ++lg_waiting_[row_lg_[row]];
     ++waiting_;
-    if (waiting_ > stats_.peak_depth) stats_.peak_depth = waiting_;
+    NoteDepth(waiting_);
+  }
+  // `depth` packets waited at once (LinkStats::peak_depth).
+  void NoteDepth(uint32_t depth) {
+    if (depth > stats_.peak_depth) stats_.peak_depth = depth;
   }
   uint32_t PopFrom(uint32_t input, uint32_t row, const PacketPool& pool) {
     Queue& q = queue(input, row);

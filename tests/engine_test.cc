@@ -99,6 +99,14 @@ TEST(EngineTest, TransferBetweenNeighboursFollowsPacketByPacket) {
   EXPECT_EQ(r.bytes_received[1], 1000u);
   EXPECT_EQ(r.packets, 4u + 1u);  // 4 data packets + 1 acknowledgement
   EXPECT_EQ(r.links[0].wire_bytes, 1000u + 4 * 32);
+  // Each packet found the port idle and was sent at once, without waiting
+  // in its queue (Network::EnqueueAt): the link's counters are those of a
+  // packet queued and served in the same picosecond, one waiting at most.
+  EXPECT_EQ(r.links[0].packets, 4u);
+  EXPECT_EQ(r.links[0].peak_depth, 1u);
+  EXPECT_EQ(r.links[0].queued.ps(), 0);
+  EXPECT_EQ(r.links[0].busy.ps(), 3 * LinkPs(288 + 32) + LinkPs(136 + 32));
+  EXPECT_EQ(r.links[0].last_end.ps(), last_tx_end);
 }
 
 TEST(EngineTest, RemoteMsgSendArrivesBehindItsDataOnTheSameQp) {
