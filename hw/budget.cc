@@ -252,33 +252,52 @@ struct Totals {
   std::string too_long;
 };
 
-// Per kind of instruction, the last one of a stream that was costed and
-// its cost. Within a stream (one chip) an instruction's cost depends on its
-// kind, peer and size alone (CostModel::On), and a collective's stream
-// repeats a few shapes (a ring step's write, message and wait), so most
-// instructions are costed by one comparison instead of two route lookups
-// and the arithmetic.
+// Per kind of instruction, the last shape of a stream that was costed, its
+// cost and how many instructions of that kind in a row since had it.
+// Within a stream (one chip) an instruction's cost depends on its kind, peer
+// and size alone (CostModel::On), and a collective's stream repeats a few
+// shapes (a ring step's write, message and wait), so most instructions are
+// counted by one comparison instead of two route lookups and the
+// arithmetic, and a shape's instructions are added to the totals at once:
+// the sums saturate, so their order does not matter.
 class StreamCostMemo {
  public:
-  InstrCost On(const CostModel& model, const Instr& in, uint32_t chip,
-               const Topology& topology) {
+  // Counts instruction `in` (of `chip`); a new shape is costed, and returns
+  // its cost (else nullptr: the cost of the same shape before, already
+  // checked).
+  const InstrCost* Count(const CostModel& model, const Instr& in,
+                         uint32_t chip, const Topology& topology, Totals& t) {
     Entry& e = last_[static_cast<size_t>(in.kind)];
-    if (!e.valid || e.peer != in.peer || e.bytes != in.bytes) {
-      e.valid = true;
-      e.peer = in.peer;
-      e.bytes = in.bytes;
-      e.cost = model.On(in, chip, topology);
+    if (e.count != 0 && e.peer == in.peer && e.bytes == in.bytes) {
+      ++e.count;
+      return nullptr;
     }
-    return e.cost;
+    AddTo(e, t);
+    e.peer = in.peer;
+    e.bytes = in.bytes;
+    e.cost = model.On(in, chip, topology);
+    e.count = 1;
+    return &e.cost;
+  }
+  // Adds every count not yet added to `t`.
+  void Flush(Totals& t) {
+    for (Entry& e : last_) AddTo(e, t);
   }
 
  private:
   struct Entry {
-    bool valid = false;
     uint32_t peer = 0;
     uint64_t bytes = 0;
     InstrCost cost;
+    uint64_t count = 0;  // of its shape, not yet added to the totals
   };
+  static void AddTo(Entry& e, Totals& t) {
+    if (e.count == 0) return;
+    t.events = SatAdd(t.events, SatMul(e.cost.events, e.count));
+    t.ps = SatAdd(t.ps, SatMul(e.cost.ps, e.count));
+    t.instrs += e.count;
+    e.count = 0;
+  }
   std::array<Entry, static_cast<size_t>(OpKind::kFence) + 1> last_;
 };
 
@@ -290,17 +309,19 @@ Totals SumCosts(const Program& program, const HwConfig& hw,
     const ChipProgram& chip = program.chips[c];
     for (uint32_t s = 0; s < chip.streams.size(); ++s) {
       const InstrList& list = chip.streams[s].instrs;
+      const InstrList::Layout layout = list.layout();
       StreamCostMemo memo;
       for (uint32_t i = 0; i < list.size(); ++i) {
-        const InstrCost cost = memo.On(model, list[i], c, topology);
-        if (cost.ps >= kMaxPs && t.too_long.empty()) {
+        const Instr in = list.Read(*layout.At(i));
+        const InstrCost* cost = memo.Count(model, in, c, topology, t);
+        // Only a new shape can be the first too long: a repeated one had
+        // its cost checked at its first instruction.
+        if (cost != nullptr && cost->ps >= kMaxPs && t.too_long.empty()) {
           t.too_long = absl::StrCat(InstrPlace(program, c, s, i), ": ",
-                                    TooLong(list[i], hw, cost.ps));
+                                    TooLong(in, hw, cost->ps));
         }
-        t.events = SatAdd(t.events, cost.events);
-        t.ps = SatAdd(t.ps, cost.ps);
-        ++t.instrs;
       }
+      memo.Flush(t);
     }
   }
   return t;

@@ -207,6 +207,17 @@ TEST(CheckReplayBudgetTest, ATimePastTheClockNamesTheInstruction) {
   EXPECT_THAT(s.message(),
               HasSubstr("chip 0, stream 0, instruction 0 (Transfer): 9437184 "
                         "bytes take about 9.44e+18 ps"));
+  // A stream repeats shapes (each costed once, at its first instruction):
+  // the first instruction too long is named, after shorter ones and before
+  // its repeats.
+  Program p = OneTransfer(1 << 10);
+  InstrList& list = p.chips[0].streams[0].instrs;
+  list.push_back(TransferInstr(0, 1, 0, 0, 1 << 10, false));
+  list.push_back(TransferInstr(0, 1, 0, 0, 9 << 20, false));
+  list.push_back(TransferInstr(0, 1, 0, 0, 9 << 20, false));
+  s = CheckReplayBudget(p, hw, topo, {});
+  EXPECT_THAT(s.message(), HasSubstr("chip 0, stream 0, instruction 3 "
+                                     "(Transfer): 9437184 bytes"));
   // The clock limit is 2^62 ps: 4 MiB at 1 B/s (4.2e18 ps) pass alone.
   EXPECT_TRUE(CheckReplayBudget(OneTransfer(4 << 20), hw, topo, {}).ok());
   EXPECT_EQ(InstrTimeProblem(OneTransfer(4 << 20).chips[0].streams[0].instrs[0],
