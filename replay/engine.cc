@@ -64,15 +64,15 @@ class Sim : public StreamCore, private AckSink {
         break;
     }
   }
-  void StartData(uint32_t e, uint32_t g, TimePs now) override {
-    const Instr& in = InstrAt(g);
-    const uint32_t state = HeldSlot(g);
+  void StartData(uint32_t e, uint32_t g, const Instr& in, uint32_t state,
+                 TimePs now) override {
     if (in.peer != ChipOf(g)) net_.coalescer().ExpectData(state, in.bytes);
     ops_[state].remaining = in.bytes;
     cdma_.BeginData(e, g, in.peer, in.qp_id, in.dst_addr, in.bytes, now,
                     state);
   }
-  void SendControl(PacketKind kind, uint32_t g, TimePs now) override;
+  void SendControl(PacketKind kind, uint32_t g, const Instr& in,
+                   TimePs now) override;
   absl::Status FinishTransport() override;
   TimePs DrainFolded(TimePs now) override {
     return Max(Max(now, net_.last_credit()), acks_until_);
@@ -128,17 +128,17 @@ void Sim::Dispatch(const Event& ev, TimePs now) {
   }
 }
 
-void Sim::SendControl(PacketKind kind, uint32_t g, TimePs now) {
-  const Instr& in = InstrAt(g);
+void Sim::SendControl(PacketKind kind, uint32_t g, const Instr& in,
+                      TimePs now) {
   if (kind == PacketKind::kAck) {
     // From the write's destination, on the acknowledgement path.
     net_.Inject(kind, in.peer, ChipOf(g), g, in.qp_id,
-                hw_.message_payload_bytes, ControlAddr(kind, g),
+                hw_.message_payload_bytes, ControlAddr(kind, in),
                 hw_.cdma_engines, now);
     return;
   }
   net_.Inject(kind, ChipOf(g), in.peer, g, in.qp_id, hw_.message_payload_bytes,
-              ControlAddr(kind, g), CdmaOfQp(in.qp_id), now);
+              ControlAddr(kind, in), CdmaOfQp(in.qp_id), now);
 }
 
 absl::Status Sim::FinishTransport() {

@@ -166,8 +166,8 @@ class FluidSim : public StreamCore {
   bool Stale(const Event& ev) const {
     return ev.kind == kFlowEvent && flows_[ev.a].version != ev.b;
   }
-  void StartData(uint32_t e, uint32_t g, TimePs now) override {
-    const Instr& in = InstrAt(g);
+  void StartData(uint32_t e, uint32_t g, const Instr& in,
+                 uint32_t /*slot*/, TimePs now) override {
     if (in.peer == ChipOf(g)) {  // a local copy: the engine alone, as packets
       cdma_.BeginData(e, g, in.peer, in.qp_id, in.dst_addr, in.bytes, now);
     } else {
@@ -177,7 +177,8 @@ class FluidSim : public StreamCore {
   // A control packet crosses as a packet (a train of one), queued with the
   // trains' packets; with fluid_packet_max 0 it pays its path's latency and
   // serialisation but takes no share of the links.
-  void SendControl(PacketKind kind, uint32_t g, TimePs now) override;
+  void SendControl(PacketKind kind, uint32_t g, const Instr& in,
+                   TimePs now) override;
   // The last byte of write `g` is in the destination GMEM.
   void Landed(uint32_t g, TimePs now) {
     r_.bytes_received[InstrAt(g).peer] += InstrAt(g).bytes;
@@ -333,8 +334,8 @@ void FluidSim::Dispatch(const Event& ev, TimePs now) {
   }
 }
 
-void FluidSim::SendControl(PacketKind kind, uint32_t g, TimePs now) {
-  const Instr& in = InstrAt(g);
+void FluidSim::SendControl(PacketKind kind, uint32_t g, const Instr& in,
+                           TimePs now) {
   const uint32_t chip = ChipOf(g);
   const bool back = kind == PacketKind::kAck;
   if (opt_.fluid_packet_max != 0 && kind != PacketKind::kData) {
@@ -347,7 +348,7 @@ void FluidSim::SendControl(PacketKind kind, uint32_t g, TimePs now) {
                                                         : kCtsArrived;
       const uint32_t id =
           NewTrain(kNone, g, lands, hw_.message_payload_bytes, 1,
-                   back ? chip : in.peer, ControlAddr(kind, g), links);
+                   back ? chip : in.peer, ControlAddr(kind, in), links);
       q_.Push(now, kPacketHop, id, 0);
       return;
     }

@@ -205,7 +205,7 @@ void StreamCore::LocalDone(uint32_t e, TimePs now) {
   Stamp(g, &InstrTiming::landed, now);
   FinishDataPhase(e, now);
   if (path_.on()) path_.Landed(PathOf(g), InstrAt(g), chip, now);
-  DataLanded(g, now);
+  DataLanded(g, InstrAt(g), HeldSlot(g), now);
   CompleteOp(g, now);
 }
 
@@ -363,7 +363,9 @@ bool StreamCore::MatchSend(uint32_t g, uint32_t recv) {
 }
 
 void StreamCore::StartOp(uint32_t e, uint32_t g, TimePs ready, TimePs now) {
-  const Instr& in = InstrAt(g);
+  const Instr in = InstrAt(g);
+  // Found once for the calls below (each would find it again).
+  const uint32_t slot = HeldSlot(g);
   const uint32_t chip = cdma_.engine(e).chip;
   Stamp(g, &InstrTiming::start, now);
   const uint32_t before = cdma_.NoteStart(e, g, MovesData(in.kind), now);
@@ -374,7 +376,7 @@ void StreamCore::StartOp(uint32_t e, uint32_t g, TimePs ready, TimePs now) {
     // Held up past its readiness: by a Send's clear-to-send arriving now,
     // or else by the engine finishing the instruction before it.
     const uint32_t recv = in.kind == OpKind::kSend
-                              ? Pair(chip, in.peer).cts[Op(g).send_index]
+                              ? Pair(chip, in.peer).cts[ops_[slot].send_index]
                               : kNone;
     const TimePs cts = recv == kNone ? TimePs(-1)
                        : path_.on()  ? path_.ArrivedAt(PathOf(recv))
@@ -382,26 +384,26 @@ void StreamCore::StartOp(uint32_t e, uint32_t g, TimePs ready, TimePs now) {
     cause = recv != kNone && cts == now ? recv : before;
     if (records_) r_.instrs[g].cause = cause;
   }
-  if (path_.on()) PathStart(e, g, cause, now);
+  if (path_.on()) PathStart(e, g, in, slot, cause, now);
   switch (in.kind) {
     case OpKind::kTransfer:
     case OpKind::kSend:
       if (in.kind == OpKind::kSend &&
-          !MatchSend(g, Pair(chip, in.peer).cts[Op(g).send_index])) {
+          !MatchSend(g, Pair(chip, in.peer).cts[ops_[slot].send_index])) {
         return;
       }
-      Op(g).data_seq = msg_->DataStarted(chip, in.qp_id);
-      StartData(e, g, now);
+      ops_[slot].data_seq = msg_->DataStarted(chip, in.qp_id);
+      StartData(e, g, in, slot, now);
       return;
     case OpKind::kReceive:
       // The receive is posted: a clear-to-send goes to the sender. The
       // engine is free again at once; the data arrives later.
-      SendControl(PacketKind::kCts, g, now);
+      SendControl(PacketKind::kCts, g, in, now);
       StampEnd(g, now);
       return;
     case OpKind::kRemoteMsgSend:
       MsgAfter(g) = msg_->MessageSent(chip, in.qp_id);
-      SendControl(PacketKind::kMsg, g, now);
+      SendControl(PacketKind::kMsg, g, in, now);
       StampEnd(g, now);
       return;
     case OpKind::kMsgSend:
@@ -423,9 +425,13 @@ void StreamCore::FinishDataPhase(uint32_t e, TimePs now) {
 }
 
 void StreamCore::WriteLanded(uint32_t g, TimePs now) {
+  // Found once: the lookups of the Receive and of the messages released
+  // in between would make each later one a search of the map again.
+  const Instr in = InstrAt(g);
+  const uint32_t slot = HeldSlot(g);
   Stamp(g, &InstrTiming::landed, now);
-  if (path_.on()) path_.Landed(PathOf(g), InstrAt(g), ChipOf(g), now);
-  if (const uint32_t recv = Op(g).match; recv != kNone) {
+  if (path_.on()) path_.Landed(paths_[slot], in, ChipOf(g), now);
+  if (const uint32_t recv = ops_[slot].match; recv != kNone) {
     // A Send: its Receive is done.
     Stamp(recv, &InstrTiming::landed, now);
     if (path_.on()) path_.ReceiveLanded(PathOf(recv), now);
@@ -433,9 +439,9 @@ void StreamCore::WriteLanded(uint32_t g, TimePs now) {
   }
   // The destination acknowledges the whole write to the source.
   acking_ = g;
-  SendControl(PacketKind::kAck, g, now);
+  SendControl(PacketKind::kAck, g, in, now);
   acking_ = kNone;
-  DataLanded(g, now);
+  DataLanded(g, in, slot, now);
   if (acked_at_.ps() >= 0) {
     CompleteOp(g, acked_at_);
     acked_at_ = TimePs(-1);
@@ -507,11 +513,12 @@ void StreamCore::CountMessage(uint32_t op, TimePs now) {
   msg_->Count(in.peer, in.dst_qp, op, now);
 }
 
-void StreamCore::DataLanded(uint32_t g, TimePs now) {
-  msg_->DataLanded(ChipOf(g), InstrAt(g).qp_id, Op(g).data_seq,
+void StreamCore::DataLanded(uint32_t g, const Instr& in, uint32_t slot,
+                            TimePs now) {
+  msg_->DataLanded(ChipOf(g), in.qp_id, ops_[slot].data_seq,
                    [&](uint32_t m) {
                      if (path_.on()) {
-                       path_.Released(PathOf(m), PathOf(g), g, now);
+                       path_.Released(PathOf(m), paths_[slot], g, now);
                      } else if (records_) {
                        r_.instrs[m].held_by = g;
                      }
@@ -582,10 +589,9 @@ void StreamCore::PathIssue(uint32_t g, uint32_t slot, const Instr& in,
   }
 }
 
-void StreamCore::PathStart(uint32_t e, uint32_t g, uint32_t cause,
-                           TimePs now) {
-  const Instr& in = InstrAt(g);
-  OpPath& path = PathOf(g);
+void StreamCore::PathStart(uint32_t e, uint32_t g, const Instr& in,
+                           uint32_t slot, uint32_t cause, TimePs now) {
+  OpPath& path = paths_[slot];
   // The walk's rule (replay/breakdown.cc, EngineStart): a Send goes back
   // through the clear-to-send of a Receive that caused it and arrived as it
   // started; anything else that caused it is the engine's previous

@@ -109,15 +109,16 @@ class StreamCore {
   // Handles one event: the engine's own kinds, and the rest through
   // DispatchStream.
   virtual void Dispatch(const Event& ev, TimePs now) = 0;
-  // Data-moving instruction `g` (Transfer, or a matched Send) starts its
-  // data phase on engine `e`.
-  virtual void StartData(uint32_t e, uint32_t g, TimePs now) = 0;
+  // Data-moving instruction `g` (Transfer, or a matched Send: `in`, its
+  // engine-state slot `slot`, HeldSlot(g)) starts its data phase on engine
+  // `e`.
+  virtual void StartData(uint32_t e, uint32_t g, const Instr& in,
+                         uint32_t slot, TimePs now) = 0;
   // The address the lane-group hash sees for a control packet of
-  // instruction `g`: a message by its destination counter, a clear-to-send
+  // instruction `in`: a message by its destination counter, a clear-to-send
   // by the receive buffer, an acknowledgement by the end of the write. It
   // depends on the instruction's fields only, never on its position.
-  uint64_t ControlAddr(PacketKind kind, uint32_t g) const {
-    const Instr& in = InstrAt(g);
+  static uint64_t ControlAddr(PacketKind kind, const Instr& in) {
     switch (kind) {
       case PacketKind::kMsg:
         return (uint64_t{in.peer} << 20) | (uint64_t{in.dst_qp} << 8);
@@ -131,7 +132,9 @@ class StreamCore {
   // clear-to-send) and kMsg (a RemoteMsgSend) from g's chip to its peer,
   // kAck (of write g) from the peer back to g's chip. Its arrival calls
   // CtsArrived, MessageArrived or CompleteOp.
-  virtual void SendControl(PacketKind kind, uint32_t g, TimePs now) = 0;
+  // `in` is instruction g, which the caller has at hand.
+  virtual void SendControl(PacketKind kind, uint32_t g, const Instr& in,
+                           TimePs now) = 0;
   // The event queue is empty: the events the engine folded and has not yet
   // applied take effect; returns when the last of them, or `now`, happened
   // (the run's drain time).
@@ -237,9 +240,10 @@ class StreamCore {
   void TryStart(uint32_t e, TimePs now);
   // `ready` is when the instruction could have started at the earliest.
   void StartOp(uint32_t e, uint32_t g, TimePs ready, TimePs now);
-  // The critical path's sum at g's engine start; `cause` as in its timing
-  // record (InstrTiming::cause).
-  void PathStart(uint32_t e, uint32_t g, uint32_t cause, TimePs now);
+  // The critical path's sum at g's engine start (`in`, its engine-state
+  // slot `slot`); `cause` as in its timing record (InstrTiming::cause).
+  void PathStart(uint32_t e, uint32_t g, const Instr& in, uint32_t slot,
+                 uint32_t cause, TimePs now);
   // "chip 3, stream 1, instruction 12 (Transfer)".
   std::string PlaceOf(uint32_t g) const;
   // The critical path's state of CDMA instruction g, issued now by the
@@ -250,9 +254,9 @@ class StreamCore {
   void LocalDone(uint32_t e, TimePs now);
   void DeliverMessage(uint32_t op, TimePs now);
   void CountMessage(uint32_t op, TimePs now);
-  // Records that data op `g` has landed, and delivers the messages on its
-  // qp that were waiting for it.
-  void DataLanded(uint32_t g, TimePs now);
+  // Records that data op `g` (`in`, its engine-state slot `slot`) has
+  // landed, and delivers the messages on its qp that were waiting for it.
+  void DataLanded(uint32_t g, const Instr& in, uint32_t slot, TimePs now);
   PairState& Pair(uint32_t src, uint32_t dst) {
     return pairs_[(static_cast<uint64_t>(src) << 32) | dst];
   }
