@@ -64,8 +64,26 @@ class ArrivalCoalescer {
     slots_[slot] = Burst{bytes / payload_, 0, 0};
   }
   // Packet `pk` starts its last hop (the link into its destination chip):
-  // true if its arrival is folded (its event need not be scheduled).
-  bool FoldArrival(const Packet& pk);
+  // true if its arrival is folded (its event need not be scheduled). In
+  // the header: both copies of the port's send inline it.
+  bool FoldArrival(const Packet& pk) {
+    if (pk.kind != PacketKind::kData || pk.state >= slots_.size()) {
+      return false;
+    }
+    Burst& b = slots_[pk.state];
+    if (b.full == 0) return false;
+    // The last full-size packet to start the hop may be the last to arrive;
+    // the short tail is dominated by any full-size packet still to start.
+    if (pk.payload == payload_) {
+      if (++b.started == b.full) return false;
+    } else if (b.started == b.full) {
+      return false;
+    }
+    b.folded_bytes += pk.payload;
+    ++folded_;
+    ++*events_;
+    return true;
+  }
   // The payload bytes of the folded arrivals of the write in `slot` not
   // yet counted: the caller counts them with the arrival it is delivering.
   uint64_t TakeFolded(uint32_t slot) {

@@ -128,19 +128,14 @@ void Network::EnqueueAt(uint32_t port, uint32_t input, uint32_t packet,
   pk.vc = NextVc(pk.in_link, pk.vc, port);
   Port& pt = ports_[port];
   const uint32_t lg = RoundRobin() ? pt.rr_lg : pk.lg;
-  if (pt.waiting() == 0 && pt.LgFree(lg, now)) {
-    // An idle port whose lane group is free: TryTransmit would find this
-    // packet alone in its queue and send it at once if its credit is there
-    // (every other lane group's queues are empty, so nothing else is
-    // served, blocked or kicked). Sent so, without the queue and the
-    // arbiter; the same state changes.
-    TakeDueCredits(pt, now);
-    if (pt.HasCredit(pk.vc, WireBytes(pk))) {
-      pt.NoteDepth(1);
-      if (rec_) rec_->QueueDepth(port, 1, now);
-      SendAlone(port, packet, Pick{input, pk.vc}, lg, now);
-      return;
-    }
+  // An idle port whose lane group is free: TryTransmit would find this
+  // packet alone in its queue and send it at once if its credit is there
+  // (every other lane group's queues are empty, so nothing else is served,
+  // blocked or kicked). Sent so, without the queue and the arbiter; the
+  // same state changes.
+  if (pt.waiting() == 0 && pt.LgFree(lg, now) &&
+      SendAlone(port, packet, input, lg, now)) {
+    return;
   }
   pt.Enqueue(input, pt.Row(pk.vc, pk.lg), packet, packets_);
   if (rec_) rec_->QueueDepth(port, pt.waiting(), now);
@@ -277,9 +272,16 @@ void Network::Send(uint32_t port, Pick pick, uint32_t lg, TimePs now) {
            lg, now);
 }
 
-void Network::SendAlone(uint32_t port, uint32_t id, Pick pick, uint32_t lg,
-                        TimePs now) {
-  Transmit(port, id, pick, lg, now);
+bool Network::SendAlone(uint32_t port, uint32_t id, uint32_t input,
+                        uint32_t lg, TimePs now) {
+  Port& pt = ports_[port];
+  const Packet& pk = packets_[id];
+  TakeDueCredits(pt, now);
+  if (!pt.HasCredit(pk.vc, WireBytes(pk))) return false;
+  pt.NoteDepth(1);
+  if (rec_) rec_->QueueDepth(port, 1, now);
+  Transmit(port, id, Pick{input, pk.vc}, lg, now);
+  return true;
 }
 
 [[gnu::always_inline]] inline void Network::Transmit(uint32_t port, uint32_t id,

@@ -353,8 +353,11 @@ class Network {
   // saves; inlined in EnqueueAt too it moved ScheduleArrival out of line.
   [[gnu::always_inline]] void Transmit(uint32_t port, uint32_t id, Pick pick,
                                        uint32_t lg, TimePs now);
-  // Transmit for a packet that never queued (EnqueueAt's idle port).
-  [[gnu::noinline]] void SendAlone(uint32_t port, uint32_t id, Pick pick,
+  // Sends packet `id`, which came to idle `port` from `input` and needs
+  // free lane group `lg`, without queueing it, if its credit is there;
+  // false (nothing done but the credits due counted) if not (EnqueueAt).
+  // Out of line: the busy port's path through EnqueueAt stays short.
+  [[gnu::noinline]] bool SendAlone(uint32_t port, uint32_t id, uint32_t input,
                                    uint32_t lg, TimePs now);
   uint32_t NextPickHead(Port& pt, uint32_t lg) const;
   // Schedules the kArrive of packet `id`, whose last byte reaches the far
