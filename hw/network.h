@@ -131,8 +131,6 @@ class Network {
     m.path[w] = FlowPath{hash, topo_.NextLink(src, dst, hash)};
     return m.path[w];
   }
-  // Bytes of FlowOf's memo per chip (hw/budget.cc).
-  static constexpr size_t kFlowMemoBytes = 40;
   // May input `input` of `port` stage one more packet in lane group `lg`
   // (LaneGroupOf its address), within hw.cdma_staging_packets per (input,
   // lane group)?
@@ -395,7 +393,12 @@ class Network {
     FlowPath path[2];
     uint32_t older = 0;
   };
-  static_assert(sizeof(FlowMemo) <= kFlowMemoBytes);
+
+ public:
+  // Bytes of FlowOf's memo per chip (hw/budget.cc).
+  static constexpr size_t kFlowMemoBytes = sizeof(FlowMemo);
+
+ private:
   mutable std::vector<FlowMemo> flows_;  // per chip
   std::vector<TimePs> flight_;      // per link: LinkFlight()
   std::vector<Port> ports_;         // one per directed link

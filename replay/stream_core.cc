@@ -201,11 +201,15 @@ absl::StatusOr<ReplayResult> StreamCore::Finish(TimePs now) {
 void StreamCore::LocalDone(uint32_t e, TimePs now) {
   const uint32_t g = cdma_.engine(e).current;
   const uint32_t chip = cdma_.engine(e).chip;
-  r_.bytes_local[chip] += InstrAt(g).bytes;
+  // Found once, as in WriteLanded: the next instruction the engine starts
+  // (FinishDataPhase) is looked up in between.
+  const Instr in = InstrAt(g);
+  const uint32_t slot = HeldSlot(g);
+  r_.bytes_local[chip] += in.bytes;
   Stamp(g, &InstrTiming::landed, now);
   FinishDataPhase(e, now);
-  if (path_.on()) path_.Landed(PathOf(g), InstrAt(g), chip, now);
-  DataLanded(g, InstrAt(g), HeldSlot(g), now);
+  if (path_.on()) path_.Landed(paths_[slot], in, chip, now);
+  DataLanded(g, in, slot, now);
   CompleteOp(g, now);
 }
 
