@@ -34,9 +34,22 @@ namespace ccreplay {
 
 class Network;
 
+// An instruction queued on a VC bank, with what the engine needs to pick
+// the next one, so that picking reads no instruction: when it was issued,
+// whether it pays the startup, and whether it may have to wait (a Send,
+// until its clear-to-send: TryStart's `blocked` tells).
+struct CdmaQueued {
+  uint32_t g = 0;
+  bool moves_data = false;  // pays the startup (Transfer, Send, Receive)
+  bool may_block = false;   // a Send
+  TimePs issue;             // when its stream issued it
+};
+
 struct CdmaEngine {
-  std::array<std::vector<uint32_t>, kVcBanksPerCdma> vc_queue;
-  std::array<size_t, kVcBanksPerCdma> vc_head{};
+  std::array<std::vector<CdmaQueued>, kVcBanksPerCdma> vc_queue;
+  // Per bank, its head's index (a trace has fewer than 2^32 instructions).
+  std::array<uint32_t, kVcBanksPerCdma> vc_head{};
+  uint32_t queued = 0;  // bit vc: vc_queue[vc] holds a queued instruction
   uint32_t chip = 0;
   uint32_t current = kNone;  // op in its data phase
   uint32_t state = kNone;    // its engine-state slot (Packet::state)
@@ -53,19 +66,7 @@ struct CdmaEngine {
   uint64_t dst_addr = 0;
   uint64_t bytes = 0;
 
-  bool HasQueued() const {
-    for (uint32_t vc = 0; vc < kVcBanksPerCdma; ++vc) {
-      if (vc_head[vc] < vc_queue[vc].size()) return true;
-    }
-    return false;
-  }
-};
-
-// What the engine must know of a queued instruction to pick the next one.
-struct QueuedOp {
-  TimePs issue;             // when its stream issued it
-  bool moves_data = false;  // pays the startup (Transfer, Send, Receive)
-  bool blocked = false;     // may not start yet (a Send before its CTS)
+  bool HasQueued() const { return queued != 0; }
 };
 
 class CdmaUnit {
@@ -80,19 +81,23 @@ class CdmaUnit {
   CdmaEngine& engine(uint32_t e) { return engines_[e]; }
   const std::vector<CdmaEngine>& engines() const { return engines_; }
 
-  // Queues instruction `g` on its VC bank's FIFO.
-  void Enqueue(uint32_t e, uint32_t qp, uint32_t g) {
-    engines_[e].vc_queue[VcOfQp(qp)].push_back(g);
+  // Queues `op` on the FIFO of VC bank VcOfQp(qp).
+  void Enqueue(uint32_t e, uint32_t qp, const CdmaQueued& op) {
+    CdmaEngine& eng = engines_[e];
+    const uint32_t vc = VcOfQp(qp);
+    eng.vc_queue[vc].push_back(op);
+    eng.queued |= 1u << vc;
   }
 
   // While engine `e` has no data phase, starts the queue head that can start
   // first (its issue time, plus the startup for data movers, which overlaps
   // earlier data phases up to cdma_max_outstanding instructions ahead); a
-  // head that is not ready yet schedules a kCdmaKick. `inspect(g)` returns
-  // the QueuedOp of instruction g; `start(g, ready)` starts it (and may begin
-  // a data phase with BeginData).
-  template <typename Inspect, typename Start>
-  void TryStart(uint32_t e, TimePs now, Inspect&& inspect, Start&& start);
+  // head that is not ready yet schedules a kCdmaKick. `blocked(g)` says
+  // whether a head that may block (CdmaQueued::may_block) may not start
+  // yet; `start(g, ready)` starts it (and may begin a data phase with
+  // BeginData).
+  template <typename Blocked, typename Start>
+  void TryStart(uint32_t e, TimePs now, Blocked&& blocked, Start&& start);
 
   // kCdmaKick for engine `e`: the caller then calls TryStart.
   void OnKick(uint32_t e, TimePs now) {
@@ -127,18 +132,18 @@ class CdmaUnit {
   std::vector<CdmaEngine> engines_;
 };
 
-template <typename Inspect, typename Start>
-void CdmaUnit::TryStart(uint32_t e, TimePs now, Inspect&& inspect,
+template <typename Blocked, typename Start>
+void CdmaUnit::TryStart(uint32_t e, TimePs now, Blocked&& blocked,
                         Start&& start) {
   CdmaEngine& eng = engines_[e];
   while (eng.current == kNone) {
     uint32_t best = kNone;
     uint32_t best_vc = 0;
     TimePs best_ready = TimePs::Max();
-    for (uint32_t vc = 0; vc < kVcBanksPerCdma; ++vc) {
-      if (eng.vc_head[vc] == eng.vc_queue[vc].size()) continue;
-      const uint32_t g = eng.vc_queue[vc][eng.vc_head[vc]];
-      const QueuedOp op = inspect(g);
+    // The banks holding instructions, in order.
+    for (uint32_t m = eng.queued; m != 0; m &= m - 1) {
+      const uint32_t vc = static_cast<uint32_t>(__builtin_ctz(m));
+      const CdmaQueued& op = eng.vc_queue[vc][eng.vc_head[vc]];
       TimePs ready = op.issue;
       if (op.moves_data) {
         // The startup (descriptor fetch, first DDR read, NoC, die-to-die)
@@ -149,11 +154,11 @@ void CdmaUnit::TryStart(uint32_t e, TimePs now, Inspect&& inspect,
           ready = Max(ready, eng.started[eng.started.size() - d]);
         }
         ready = ready + hw_.cdma_startup;
-        if (op.blocked) continue;
+        if (op.may_block && blocked(op.g)) continue;
       }
       if (ready < best_ready) {
         best_ready = ready;
-        best = g;
+        best = op.g;
         best_vc = vc;
       }
     }
@@ -171,6 +176,7 @@ void CdmaUnit::TryStart(uint32_t e, TimePs now, Inspect&& inspect,
     if (++eng.vc_head[best_vc] == eng.vc_queue[best_vc].size()) {
       eng.vc_queue[best_vc].clear();
       eng.vc_head[best_vc] = 0;
+      eng.queued &= ~(1u << best_vc);
     }
     start(best, best_ready);
   }

@@ -265,7 +265,7 @@ void StreamCore::Resume(uint32_t slot, TimePs now) {
           // A write: until it is done; where every op on a queue has a
           // slot (OpSlots), a message until it counts, a Receive until it
           // landed.
-          NewOp(g, in, now);
+          NewOp(g, in);
         }
         if (path_.on()) PathIssue(g, slot, in, now);
         if (in.kind == OpKind::kSend) {
@@ -273,7 +273,12 @@ void StreamCore::Resume(uint32_t slot, TimePs now) {
           Op(g).send_index = static_cast<uint32_t>(pair.sends.size());
           pair.sends.push_back(g);
         }
-        cdma_.Enqueue(e, in.qp_id, g);
+        CdmaQueued q;
+        q.g = g;
+        q.moves_data = MovesData(in.kind);
+        q.may_block = in.kind == OpKind::kSend;
+        q.issue = issue;
+        cdma_.Enqueue(e, in.qp_id, q);
         TryStart(e, now);
         break;
       }
@@ -296,7 +301,7 @@ bool StreamCore::SendReady(uint32_t g) const {
   return pair != nullptr && pair->cts.size() > Op(g).send_index;
 }
 
-void StreamCore::NewOp(uint32_t g, const Instr& in, TimePs issue) {
+void StreamCore::NewOp(uint32_t g, const Instr& in) {
   uint32_t slot;
   if (free_ops_.empty()) {
     // The per-slot arrays grow together.
@@ -304,7 +309,6 @@ void StreamCore::NewOp(uint32_t g, const Instr& in, TimePs issue) {
     ops_.emplace_back();
     if (path_.on()) paths_.emplace_back();
     if (!records_) op_instrs_.emplace_back();
-    if (!records_ && !path_.on()) op_issue_.emplace_back();
   } else {
     slot = free_ops_.back();
     free_ops_.pop_back();
@@ -317,7 +321,6 @@ void StreamCore::NewOp(uint32_t g, const Instr& in, TimePs issue) {
   }
   held_.Insert(g, slot);
   op_instrs_[slot] = in;
-  if (!path_.on()) op_issue_[slot] = issue;
 }
 
 void StreamCore::FreeOp(uint32_t g) {
@@ -336,19 +339,7 @@ void StreamCore::FreeOp(uint32_t g) {
 
 void StreamCore::TryStart(uint32_t e, TimePs now) {
   cdma_.TryStart(
-      e, now,
-      [this](uint32_t g) {
-        const Instr& in = InstrAt(g);
-        QueuedOp op;
-        // Its issue: in its critical-path state when the path is summed,
-        // else in its timing record, else beside its engine state.
-        op.issue = path_.on() ? PathOf(g).t_issue
-                   : records_ ? r_.instrs[g].issue
-                              : op_issue_[HeldSlot(g)];
-        op.moves_data = MovesData(in.kind);
-        op.blocked = in.kind == OpKind::kSend && !SendReady(g);
-        return op;
-      },
+      e, now, [this](uint32_t g) { return !SendReady(g); },
       [this, e, now](uint32_t g, TimePs ready) { StartOp(e, g, ready, now); });
 }
 
@@ -667,7 +658,7 @@ std::string StreamCore::DescribeStuck() const {
   for (const CdmaEngine& eng : cdma_.engines()) {
     for (uint32_t vc = 0; vc < kVcBanksPerCdma; ++vc) {
       if (eng.vc_head[vc] == eng.vc_queue[vc].size()) continue;
-      const uint32_t g = eng.vc_queue[vc][eng.vc_head[vc]];
+      const uint32_t g = eng.vc_queue[vc][eng.vc_head[vc]].g;
       const Instr& in = InstrAt(g);
       lines.push_back(absl::StrCat(
           PlaceOf(g), ": queued on qp ",

@@ -276,7 +276,7 @@ class StreamCore {
   bool SendReady(uint32_t g) const;
   // Takes a pool slot for Transfer or Send g at its issue; frees it once
   // its write has landed.
-  void NewOp(uint32_t g, const Instr& in, TimePs issue);
+  void NewOp(uint32_t g, const Instr& in);
   void FreeOp(uint32_t g);
 
   // The critical path's sums (CriticalPath), and the breakdown they give
@@ -288,12 +288,10 @@ class StreamCore {
   const bool records_;  // ReplayOptions::keep_records
   // Every instruction on a CDMA queue has an engine-state slot while it is
   // in flight (OpState), not only the writes: where there are no timing
-  // records to keep its issue and what a message waits for, or where the
-  // path is summed (its OpPath lives under the same slot).
+  // records to keep what a message waits for, or where the path is summed
+  // (its OpPath lives under the same slot). (Its issue time waits with it
+  // in its engine's queue: CdmaQueued.)
   bool OpSlots() const { return !records_ || path_.on(); }
-  // Per engine-state slot, its op's issue, where neither a record nor the
-  // path's state (OpPath::t_issue) keeps it: a lean replay without sums.
-  std::vector<TimePs> op_issue_;
   // Folded acknowledgements (FenceAfter, CompleteFoldedAck).
   uint32_t acking_ = kNone;      // the write WriteLanded is acknowledging
   TimePs acked_at_{-1};          // its folded acknowledgement's arrival
