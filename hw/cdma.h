@@ -40,6 +40,7 @@ class Network;
 // until its clear-to-send: TryStart's `blocked` tells).
 struct CdmaQueued {
   uint32_t g = 0;
+  uint32_t slot = kNone;  // the caller's, handed to TryStart's `start`
   bool moves_data = false;  // pays the startup (Transfer, Send, Receive)
   bool may_block = false;   // a Send
   TimePs issue;             // when its stream issued it
@@ -94,8 +95,8 @@ class CdmaUnit {
   // earlier data phases up to cdma_max_outstanding instructions ahead); a
   // head that is not ready yet schedules a kCdmaKick. `blocked(g)` says
   // whether a head that may block (CdmaQueued::may_block) may not start
-  // yet; `start(g, ready)` starts it (and may begin a data phase with
-  // BeginData).
+  // yet; `start(g, slot, ready)` starts it (`slot`: CdmaQueued::slot; it
+  // may begin a data phase with BeginData).
   template <typename Blocked, typename Start>
   void TryStart(uint32_t e, TimePs now, Blocked&& blocked, Start&& start);
 
@@ -138,6 +139,7 @@ void CdmaUnit::TryStart(uint32_t e, TimePs now, Blocked&& blocked,
   CdmaEngine& eng = engines_[e];
   while (eng.current == kNone) {
     uint32_t best = kNone;
+    uint32_t best_slot = kNone;
     uint32_t best_vc = 0;
     TimePs best_ready = TimePs::Max();
     // The banks holding instructions, in order.
@@ -159,6 +161,7 @@ void CdmaUnit::TryStart(uint32_t e, TimePs now, Blocked&& blocked,
       if (ready < best_ready) {
         best_ready = ready;
         best = op.g;
+        best_slot = op.slot;
         best_vc = vc;
       }
     }
@@ -178,7 +181,7 @@ void CdmaUnit::TryStart(uint32_t e, TimePs now, Blocked&& blocked,
       eng.vc_head[best_vc] = 0;
       eng.queued &= ~(1u << best_vc);
     }
-    start(best, best_ready);
+    start(best, best_slot, best_ready);
   }
 }
 

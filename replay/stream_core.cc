@@ -260,12 +260,13 @@ void StreamCore::Resume(uint32_t slot, TimePs now) {
       default: {
         const uint32_t e = cdma_.Index(st.chip, in.qp_id);
         if (MovesData(in.kind)) st.outstanding++;
+        uint32_t op_slot = kNoCause;
         if (in.kind == OpKind::kTransfer || in.kind == OpKind::kSend ||
             OpSlots()) {
           // A write: until it is done; where every op on a queue has a
           // slot (OpSlots), a message until it counts, a Receive until it
           // landed.
-          NewOp(g, in);
+          op_slot = NewOp(g, in);
         }
         if (path_.on()) PathIssue(g, slot, in, now);
         if (in.kind == OpKind::kSend) {
@@ -275,6 +276,7 @@ void StreamCore::Resume(uint32_t slot, TimePs now) {
         }
         CdmaQueued q;
         q.g = g;
+        q.slot = op_slot;
         q.moves_data = MovesData(in.kind);
         q.may_block = in.kind == OpKind::kSend;
         q.issue = issue;
@@ -301,7 +303,7 @@ bool StreamCore::SendReady(uint32_t g) const {
   return pair != nullptr && pair->cts.size() > Op(g).send_index;
 }
 
-void StreamCore::NewOp(uint32_t g, const Instr& in) {
+uint32_t StreamCore::NewOp(uint32_t g, const Instr& in) {
   uint32_t slot;
   if (free_ops_.empty()) {
     // The per-slot arrays grow together.
@@ -317,10 +319,11 @@ void StreamCore::NewOp(uint32_t g, const Instr& in) {
   }
   if (records_) {
     r_.instrs[g].held_by = slot;
-    return;
+    return slot;
   }
   held_.Insert(g, slot);
   op_instrs_[slot] = in;
+  return slot;
 }
 
 void StreamCore::FreeOp(uint32_t g) {
@@ -340,7 +343,9 @@ void StreamCore::FreeOp(uint32_t g) {
 void StreamCore::TryStart(uint32_t e, TimePs now) {
   cdma_.TryStart(
       e, now, [this](uint32_t g) { return !SendReady(g); },
-      [this, e, now](uint32_t g, TimePs ready) { StartOp(e, g, ready, now); });
+      [this, e, now](uint32_t g, uint32_t slot, TimePs ready) {
+        StartOp(e, g, slot, ready, now);
+      });
 }
 
 bool StreamCore::MatchSend(uint32_t g, uint32_t recv) {
@@ -357,10 +362,12 @@ bool StreamCore::MatchSend(uint32_t g, uint32_t recv) {
   return true;
 }
 
-void StreamCore::StartOp(uint32_t e, uint32_t g, TimePs ready, TimePs now) {
-  const Instr in = InstrAt(g);
-  // Found once for the calls below (each would find it again).
-  const uint32_t slot = HeldSlot(g);
+void StreamCore::StartOp(uint32_t e, uint32_t g, uint32_t slot, TimePs ready,
+                         TimePs now) {
+  // Its slot came with it from its queue (the calls below would each find
+  // it again), and in a lean replay its instruction is the slot's copy.
+  const Instr in = !records_ && slot != kNoCause ? op_instrs_[slot]
+                                                 : ProgramInstr(g);
   const uint32_t chip = cdma_.engine(e).chip;
   Stamp(g, &InstrTiming::start, now);
   const uint32_t before = cdma_.NoteStart(e, g, MovesData(in.kind), now);

@@ -166,6 +166,10 @@ class StreamCore {
         return op_instrs_[slot];
       }
     }
+    return ProgramInstr(g);
+  }
+  // From the stream's own array.
+  Instr ProgramInstr(uint32_t g) const {
     const StreamState& st = streams_[SlotOf(g)];
     return st.At(g - st.base);
   }
@@ -238,8 +242,10 @@ class StreamCore {
   absl::Status StoppedAt(TimePs now) const;
   void Resume(uint32_t slot, TimePs now);
   void TryStart(uint32_t e, TimePs now);
-  // `ready` is when the instruction could have started at the earliest.
-  void StartOp(uint32_t e, uint32_t g, TimePs ready, TimePs now);
+  // `ready` is when the instruction could have started at the earliest;
+  // `slot` its engine-state slot (HeldSlot), kNoCause if it has none.
+  void StartOp(uint32_t e, uint32_t g, uint32_t slot, TimePs ready,
+               TimePs now);
   // The critical path's sum at g's engine start (`in`, its engine-state
   // slot `slot`); `cause` as in its timing record (InstrTiming::cause).
   void PathStart(uint32_t e, uint32_t g, const Instr& in, uint32_t slot,
@@ -274,9 +280,9 @@ class StreamCore {
   }
   static constexpr uint32_t kBlockBits = 6;
   bool SendReady(uint32_t g) const;
-  // Takes a pool slot for Transfer or Send g at its issue; frees it once
-  // its write has landed.
-  void NewOp(uint32_t g, const Instr& in);
+  // Takes a pool slot for Transfer or Send g at its issue and returns it;
+  // FreeOp frees it once its write has landed.
+  uint32_t NewOp(uint32_t g, const Instr& in);
   void FreeOp(uint32_t g);
 
   // The critical path's sums (CriticalPath), and the breakdown they give

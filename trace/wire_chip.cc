@@ -44,7 +44,11 @@ class Reader {
   // a field number above 0.
   bool Tag(uint32_t* field, uint32_t* wire_type) {
     uint64_t t = 0;
-    if (!Short(&t)) return false;
+    if (p_ != end_ && *p_ < 0x80) {
+      t = *p_++;  // one byte: every tag the schema defines
+    } else if (!Short(&t)) {
+      return false;
+    }
     *field = static_cast<uint32_t>(t >> 3);
     *wire_type = static_cast<uint32_t>(t & 7);
     return *field != 0;
@@ -53,7 +57,12 @@ class Reader {
   // within what is left).
   bool Sub(Reader* sub) {
     uint64_t n = 0;
-    if (!Short(&n) || n > static_cast<uint64_t>(end_ - p_)) return false;
+    if (p_ != end_ && *p_ < 0x80) {
+      n = *p_++;  // one byte: every instruction
+    } else if (!Short(&n)) {
+      return false;
+    }
+    if (n > static_cast<uint64_t>(end_ - p_)) return false;
     *sub = Reader(p_, p_ + n);
     p_ += n;
     return true;
