@@ -30,9 +30,12 @@ void CriticalPath::Unref(uint32_t anchor) {
   if (--anchors_[anchor].refs == 0) free_anchors_.push_back(anchor);
 }
 
-void CriticalPath::SetAnchor(uint32_t s, const PathSum& sum, int64_t index) {
+void CriticalPath::SetAnchor(uint32_t s, const PathSum& back_to,
+                             int64_t index) {
   Unref(streams_[s].anchor);
-  streams_[s].anchor = NewAnchor(sum, index);
+  const uint32_t id = NewAnchor(back_to, index);
+  anchors_[id].sum.steps += 1;
+  streams_[s].anchor = id;
 }
 
 PathSum CriticalPath::IssueSum(uint32_t anchor, uint32_t index) const {
@@ -55,33 +58,33 @@ void CriticalPath::Issue(OpPath& op, uint32_t s, uint32_t index, TimePs now) {
 void CriticalPath::Start(OpPath& op, const Instr& in, uint32_t e, TimePs now,
                          bool held_by_engine, const OpPath* cts,
                          const Instr* cts_in, uint32_t cts_chip) {
-  PathSum b;
-  b.steps = 1;
+  // Each sum below is the sum it goes back to plus its own costs, which
+  // only ever add: made in place from a copy of the former.
+  PathSum& b = engines_[e];
   if (cts != nullptr) {
     // A Send held for its Receive's clear-to-send: the control packet's
     // way, back to the Receive's engine start.
     const StartedPath& c = started_[cts->started];
+    b = c.sum;
     costs_.ControlNetwork(b.by_cause, cts_chip, cts_in->peer, cts_in->qp_id,
                           c.t_end - c.start);
-    b.Append(c.sum);
-  } else if (held_by_engine) {
-    b.Append(engines_[e]);
-  } else {
+  } else if (!held_by_engine) {
+    // (Held by the engine: its last sum, where b already is.)
+    b = IssueSum(op.anchor, op.index);
     if (MovesData(in.kind)) b.Add(PathCause::kStartup, now - op.t_issue);
-    b.Append(IssueSum(op.anchor, op.index));
   }
-  StartedPath sp;
-  sp.sum = b;
-  sp.start = now;
+  b.steps += 1;
   if (free_started_.empty()) {
     op.started = static_cast<uint32_t>(started_.size());
-    started_.push_back(sp);
+    started_.emplace_back();
   } else {
     op.started = free_started_.back();
     free_started_.pop_back();
-    started_[op.started] = sp;
   }
-  engines_[e] = b;
+  StartedPath& sp = started_[op.started];
+  sp = StartedPath{};
+  sp.sum = b;
+  sp.start = now;
   // A Receive keeps its anchor: its landing goes back to its issue.
   if (in.kind != OpKind::kReceive) {
     Unref(op.anchor);
@@ -93,27 +96,21 @@ void CriticalPath::DataEnd(OpPath& op, const Instr& in, uint32_t chip,
                            uint32_t e, TimePs now) {
   StartedPath& sp = started_[op.started];
   sp.t_end = now;
-  PathSum b;
-  b.steps = 1;
-  costs_.DataPhase(b.by_cause, in, in.peer == chip, now - sp.start);
-  b.Append(sp.sum);
-  sp.sum = b;
+  sp.sum.steps += 1;
+  costs_.DataPhase(sp.sum.by_cause, in, in.peer == chip, now - sp.start);
   // An instruction held up behind this one goes back to its data end, if
   // the phase took any time (else to its engine start, as it is now).
-  if (now > sp.start) engines_[e] = b;
+  if (now > sp.start) engines_[e] = sp.sum;
 }
 
 void CriticalPath::Landed(OpPath& op, const Instr& in, uint32_t chip,
                           TimePs now) {
   StartedPath& sp = started_[op.started];
   sp.t_landed = now;
-  PathSum b;
-  b.steps = 1;
+  sp.sum.steps += 1;
   if (in.peer != chip) {
-    costs_.LastPacket(b.by_cause, chip, in, sp.start, sp.t_end, now);
+    costs_.LastPacket(sp.sum.by_cause, chip, in, sp.start, sp.t_end, now);
   }
-  b.Append(sp.sum);
-  sp.sum = b;
 }
 
 void CriticalPath::ReceiveLanded(OpPath& op, TimePs now) {
@@ -133,8 +130,14 @@ void CriticalPath::ReceiveLanded(OpPath& op, TimePs now) {
 void CriticalPath::Counted(OpPath& op, const Instr& in, uint32_t chip,
                            size_t counter, TimePs now) {
   const StartedPath& sp = started_[op.started];
-  PathSum b;
-  b.steps = 1;
+  uint32_t& slot = counters_[counter];
+  if (slot == kNone) {
+    slot = static_cast<uint32_t>(counter_sums_.size());
+    counter_sums_.emplace_back();
+  }
+  PathSum& b = counter_sums_[slot];
+  b = sp.sum;
+  b.steps += 1;
   if (in.kind == OpKind::kMsgSend) {
     b.Add(PathCause::kLatency, now - sp.start);
   } else if (sp.held_by != kNone) {
@@ -143,14 +146,6 @@ void CriticalPath::Counted(OpPath& op, const Instr& in, uint32_t chip,
   } else {
     costs_.MessageCounted(b.by_cause, chip, in, sp.start, sp.t_end, now,
                           op.after_data ? op.t_issue : TimePs::Zero());
-  }
-  b.Append(sp.sum);
-  uint32_t& slot = counters_[counter];
-  if (slot == kNone) {
-    slot = static_cast<uint32_t>(counter_sums_.size());
-    counter_sums_.push_back(b);
-  } else {
-    counter_sums_[slot] = b;
   }
 }
 
@@ -166,20 +161,14 @@ void CriticalPath::CompletedForFence(const OpPath& op, const Instr& in,
 }
 
 void CriticalPath::MsgWaitPassed(uint32_t s, uint32_t index, size_t counter) {
-  PathSum b;
-  b.steps = 1;
-  b.Append(counter_sums_[counters_[counter]]);
-  SetAnchor(s, b, index);
+  SetAnchor(s, counter_sums_[counters_[counter]], index);
 }
 
 void CriticalPath::FencePassed(uint32_t s, uint32_t index) {
   StreamPath& sp = streams_[s];
   if (!sp.fence_waited) return;
   sp.fence_waited = false;
-  PathSum b;
-  b.steps = 1;
-  b.Append(sp.fence);
-  SetAnchor(s, b, index);
+  SetAnchor(s, sp.fence, index);
 }
 
 void CriticalPath::Done(OpPath& op) {

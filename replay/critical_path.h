@@ -172,7 +172,9 @@ class CriticalPath {
   PathSum IssueSum(uint32_t anchor, uint32_t index) const;
   uint32_t NewAnchor(const PathSum& sum, int64_t index);
   void Unref(uint32_t anchor);
-  void SetAnchor(uint32_t s, const PathSum& sum, int64_t index);
+  // Stream `s`'s new anchor: instruction `index`'s end, one step back to
+  // the sum `back_to` (not one of anchors_).
+  void SetAnchor(uint32_t s, const PathSum& back_to, int64_t index);
 
   PathCosts costs_;
   bool on_;
