@@ -262,11 +262,23 @@ struct Totals {
 // the sums saturate, so their order does not matter.
 class StreamCostMemo {
  public:
-  // Counts instruction `in` (of `chip`); a new shape is costed, and returns
-  // its cost (else nullptr: the cost of the same shape before, already
-  // checked).
+  // Counts the instruction packed in `p` and returns true if it has the
+  // last shape of its kind, found from its words alone (no Read).
+  bool CountRepeat(const InstrList::Packed& p) {
+    if (InstrList::Escaped(p)) return false;
+    Entry& e = last_[p.w[0] & 7u];  // its kind (InstrList's packing)
+    if (e.count == 0 || !e.keyed || !(e.key == InstrList::CostKeyOf(p))) {
+      return false;
+    }
+    ++e.count;
+    return true;
+  }
+  // Counts instruction `in` (of `chip`), packed in `p`; a new shape is
+  // costed, and returns its cost (else nullptr: the cost of the same shape
+  // before, already checked).
   const InstrCost* Count(const CostModel& model, const Instr& in,
-                         uint32_t chip, const Topology& topology, Totals& t) {
+                         const InstrList::Packed& p, uint32_t chip,
+                         const Topology& topology, Totals& t) {
     Entry& e = last_[static_cast<size_t>(in.kind)];
     if (e.count != 0 && e.peer == in.peer && e.bytes == in.bytes) {
       ++e.count;
@@ -275,6 +287,8 @@ class StreamCostMemo {
     AddTo(e, t);
     e.peer = in.peer;
     e.bytes = in.bytes;
+    e.keyed = !InstrList::Escaped(p);
+    if (e.keyed) e.key = InstrList::CostKeyOf(p);
     e.cost = model.On(in, chip, topology);
     e.count = 1;
     return &e.cost;
@@ -288,6 +302,8 @@ class StreamCostMemo {
   struct Entry {
     uint32_t peer = 0;
     uint64_t bytes = 0;
+    bool keyed = false;       // its shape's instructions are packed whole
+    InstrList::CostKey key;   // their key, if so
     InstrCost cost;
     uint64_t count = 0;  // of its shape, not yet added to the totals
   };
@@ -298,7 +314,9 @@ class StreamCostMemo {
     t.instrs += e.count;
     e.count = 0;
   }
-  std::array<Entry, static_cast<size_t>(OpKind::kFence) + 1> last_;
+  // Per kind: the 3 bits InstrList packs it in (kFence is the last kind).
+  static_assert(static_cast<size_t>(OpKind::kFence) < 8);
+  std::array<Entry, 8> last_;
 };
 
 Totals SumCosts(const Program& program, const HwConfig& hw,
@@ -312,8 +330,10 @@ Totals SumCosts(const Program& program, const HwConfig& hw,
       const InstrList::Layout layout = list.layout();
       StreamCostMemo memo;
       for (uint32_t i = 0; i < list.size(); ++i) {
-        const Instr in = list.Read(*layout.At(i));
-        const InstrCost* cost = memo.Count(model, in, c, topology, t);
+        const InstrList::Packed& p = *layout.At(i);
+        if (memo.CountRepeat(p)) continue;
+        const Instr in = list.Read(p);
+        const InstrCost* cost = memo.Count(model, in, p, c, topology, t);
         // Only a new shape can be the first too long: a repeated one had
         // its cost checked at its first instruction.
         if (cost != nullptr && cost->ps >= kMaxPs && t.too_long.empty()) {

@@ -940,6 +940,56 @@ TEST(InstrListTest, RandomInstructionsComeBackWholeIn24BytesEach) {
   EXPECT_EQ(small.allocated_bytes(), kCount * 24);
 }
 
+// The budget's memo (hw/budget.cc) compares instructions by their packed
+// words' CostKey: random pairs of packed instructions, each field drawn from
+// a few values (small, at a packed field's edge), have the same key exactly
+// when they have the same kind, peer and size, whatever their qp, reduce
+// and addresses; the size's bits in all three words count (2^25 and 2^33
+// and past them among the sizes).
+TEST(InstrListTest, CostKeysAreEqualExactlyForTheSameKindPeerAndSize) {
+  std::mt19937_64 rng(32);
+  const auto pick = [&](std::initializer_list<uint64_t> values) {
+    return *(values.begin() + rng() % values.size());
+  };
+  std::vector<Instr> cases;
+  for (int n = 0; n < 4000; ++n) {
+    Instr in;
+    in.kind = static_cast<OpKind>(pick({0, 4, 5, 6}));
+    in.reduce_sum = (rng() & 1) != 0;
+    in.qp_id = pick({0, 3, (1 << 18) - 1});
+    in.peer = pick({0, 1, 65535});
+    in.src_addr = pick({0, 4096, (uint64_t{1} << 56) - 1});
+    in.dst_addr = pick({0, 1 << 20, (uint64_t{1} << 56) - 1});
+    in.bytes = pick({0, 1, (1 << 25) - 1, 1 << 25, uint64_t{1} << 33,
+                     (uint64_t{1} << 33) + 1, (uint64_t{1} << 41) - 1});
+    cases.push_back(in);
+  }
+  const InstrList list(cases);
+  const InstrList::Layout l = list.layout();
+  size_t same = 0;
+  for (size_t i = 0; i + 1 < cases.size(); ++i) {
+    const InstrList::Packed& a = *l.At(i);
+    const InstrList::Packed& b = *l.At(i + 1);
+    ASSERT_FALSE(InstrList::Escaped(a)) << "instruction " << i;
+    const bool shape = cases[i].kind == cases[i + 1].kind &&
+                       cases[i].peer == cases[i + 1].peer &&
+                       cases[i].bytes == cases[i + 1].bytes;
+    EXPECT_EQ(InstrList::CostKeyOf(a) == InstrList::CostKeyOf(b), shape)
+        << "instructions " << i << " and " << i + 1;
+    same += shape;
+  }
+  // Both answers occur often enough to mean something.
+  EXPECT_GT(same, 10u);
+  EXPECT_GT(cases.size() - 1 - same, 1000u);
+
+  // An instruction past the packed widths is kept whole: it has no key.
+  Instr wide;
+  wide.kind = OpKind::kTransfer;
+  wide.peer = 1 << 16;
+  const InstrList whole({wide});
+  EXPECT_TRUE(InstrList::Escaped(*whole.layout().At(0)));
+}
+
 // InterleaveStreams lays a program out round by round (kRound instructions
 // of each stream still going, longest first) and every instruction reads
 // back as it went in: streams of lengths 0, 1, whole rounds and partial

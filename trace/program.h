@@ -279,6 +279,21 @@ class InstrList {
     in.bytes = (p.w[0] >> 39) | ((p.w[1] >> 56) << 25) | ((p.w[2] >> 56) << 33);
     return in;
   }
+  // What of an instruction packed whole in its words (not Escaped) a
+  // replay's cost depends on, its kind, peer and size, read from the words
+  // as one value: two such instructions have the same key exactly when
+  // they have the same kind, peer and size (hw/budget.cc compares them so).
+  struct CostKey {
+    uint64_t lo = 0;
+    uint64_t hi = 0;
+    bool operator==(const CostKey&) const = default;
+  };
+  static bool Escaped(const Packed& p) { return (p.w[0] & kEscaped) != 0; }
+  // REQUIRES: !Escaped(p).
+  static CostKey CostKeyOf(const Packed& p) {
+    return CostKey{p.w[0] & (7u | (kPeerMask << 23) | (~uint64_t{0} << 39)),
+                   (p.w[1] >> 56) | ((p.w[2] >> 56) << 8)};
+  }
   // operator[](i).kind, read alone, and Read(p).kind.
   OpKind kind(size_t i) const { return Kind(*layout().At(i)); }
   OpKind Kind(const Packed& p) const {
