@@ -14,20 +14,22 @@ void CriticalPath::Init(uint32_t streams, uint32_t engines, size_t counters) {
 }
 
 uint32_t CriticalPath::NewAnchor(const PathSum& sum, int64_t index) {
-  uint32_t id;
-  if (free_anchors_.empty()) {
+  uint32_t id = free_anchor_;
+  if (id == kNone) {
     id = static_cast<uint32_t>(anchors_.size());
     anchors_.emplace_back();
   } else {
-    id = free_anchors_.back();
-    free_anchors_.pop_back();
+    free_anchor_ = anchors_[id].refs;
   }
   anchors_[id] = Anchor{sum, index, 1};
   return id;
 }
 
 void CriticalPath::Unref(uint32_t anchor) {
-  if (--anchors_[anchor].refs == 0) free_anchors_.push_back(anchor);
+  if (--anchors_[anchor].refs == 0) {
+    anchors_[anchor].refs = free_anchor_;  // the free list's link
+    free_anchor_ = anchor;
+  }
 }
 
 void CriticalPath::SetAnchor(uint32_t s, const PathSum& back_to,
@@ -74,12 +76,12 @@ void CriticalPath::Start(OpPath& op, const Instr& in, uint32_t e, TimePs now,
     if (MovesData(in.kind)) b.Add(PathCause::kStartup, now - op.t_issue);
   }
   b.steps += 1;
-  if (free_started_.empty()) {
+  if (free_started_ == kNone) {
     op.started = static_cast<uint32_t>(started_.size());
     started_.emplace_back();
   } else {
-    op.started = free_started_.back();
-    free_started_.pop_back();
+    op.started = free_started_;
+    free_started_ = started_[op.started].held_by;
   }
   StartedPath& sp = started_[op.started];
   sp = StartedPath{};
@@ -174,7 +176,10 @@ void CriticalPath::FencePassed(uint32_t s, uint32_t index) {
 void CriticalPath::Done(OpPath& op) {
   if (op.anchor != kNone) Unref(op.anchor);
   op.anchor = kNone;
-  if (op.started != kNone) free_started_.push_back(op.started);
+  if (op.started != kNone) {
+    started_[op.started].held_by = free_started_;  // the free list's link
+    free_started_ = op.started;
+  }
   op.started = kNone;
 }
 

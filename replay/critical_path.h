@@ -179,10 +179,13 @@ class CriticalPath {
   PathCosts costs_;
   bool on_;
   std::vector<Anchor> anchors_;
-  std::vector<uint32_t> free_anchors_;
+  // The free anchors and started states, reused last first: the last
+  // freed, whose refs (held_by) names the one freed before it (kNone:
+  // none).
+  uint32_t free_anchor_ = kNone;
   std::vector<StreamPath> streams_;
   std::vector<StartedPath> started_;  // of started ops (OpPath::started)
-  std::vector<uint32_t> free_started_;
+  uint32_t free_started_ = kNone;
   std::vector<PathSum> engines_;     // the last started op's sum
   std::vector<uint32_t> counters_;   // index into counter_sums_, or kNone
   std::vector<PathSum> counter_sums_;

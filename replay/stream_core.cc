@@ -305,15 +305,15 @@ bool StreamCore::SendReady(uint32_t g) const {
 
 uint32_t StreamCore::NewOp(uint32_t g, const Instr& in) {
   uint32_t slot;
-  if (free_ops_.empty()) {
+  if (free_op_ == kNone) {
     // The per-slot arrays grow together.
     slot = static_cast<uint32_t>(ops_.size());
     ops_.emplace_back();
     if (path_.on()) paths_.emplace_back();
     if (!records_) op_instrs_.emplace_back();
   } else {
-    slot = free_ops_.back();
-    free_ops_.pop_back();
+    slot = free_op_;
+    free_op_ = ops_[slot].match;
     ops_[slot] = OpState{};
     if (path_.on()) paths_[slot] = OpPath{};
   }
@@ -337,7 +337,8 @@ void StreamCore::FreeOp(uint32_t g) {
     if (slot == IdMap::kAbsent) return;  // had no slot
   }
   if (path_.on()) path_.Done(paths_[slot]);
-  free_ops_.push_back(slot);
+  ops_[slot].match = free_op_;  // the free list's link (NewOp)
+  free_op_ = slot;
 }
 
 void StreamCore::TryStart(uint32_t e, TimePs now) {

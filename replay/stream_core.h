@@ -229,7 +229,9 @@ class StreamCore {
   ReplayResult r_;
   absl::Status error_;
   std::vector<OpState> ops_;        // the pool: slots of ops in flight
-  std::vector<uint32_t> free_ops_;  // free slots of ops_, reused last first
+  // The free slots of ops_, reused last first: the last freed, whose
+  // OpState::match names the one freed before it (kNone: none).
+  uint32_t free_op_ = kNone;
   std::vector<OpPath> paths_;       // with ops_, when the path is summed
   bool drops_superseded_ = false;   // Run() asks Superseded of every event
 
