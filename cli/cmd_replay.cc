@@ -273,9 +273,12 @@ int RunReplay(const CommonFlags& c, const ReplayArgs& a) {
   if (!a.timeline.empty()) {
     outputs[0].contents = TimelineBytes(a, *run, &*recorder, *filter);
   }
-  outputs[1].contents = chips->ToCsv();
-  outputs[2].contents = ReplayJson(a, *hw, CollectiveJson(trace, *run), r,
-                                   *chips, *links, *path_table);
+  // Made only for the files asked for (WriteOutputs skips the others).
+  if (!outputs[1].path.empty()) outputs[1].contents = chips->ToCsv();
+  if (!outputs[2].path.empty()) {
+    outputs[2].contents = ReplayJson(a, *hw, CollectiveJson(trace, *run), r,
+                                     *chips, *links, *path_table);
+  }
   if (auto s = WriteOutputs(ReplayInputs(c, a), outputs); !s.ok()) {
     return Fail(s);
   }
