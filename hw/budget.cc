@@ -264,9 +264,9 @@ class StreamCostMemo {
  public:
   // Counts the instruction packed in `p` and returns true if it has the
   // last shape of its kind, found from its words alone (no Read).
-  bool CountRepeat(const InstrList::Packed& p) {
+  bool CountRepeat(const InstrList& list, const InstrList::Packed& p) {
     if (InstrList::Escaped(p)) return false;
-    Entry& e = last_[p.w[0] & 7u];  // its kind (InstrList's packing)
+    Entry& e = last_[static_cast<size_t>(list.Kind(p))];
     if (e.count == 0 || !e.keyed || !(e.key == InstrList::CostKeyOf(p))) {
       return false;
     }
@@ -314,9 +314,7 @@ class StreamCostMemo {
     t.instrs += e.count;
     e.count = 0;
   }
-  // Per kind: the 3 bits InstrList packs it in (kFence is the last kind).
-  static_assert(static_cast<size_t>(OpKind::kFence) < 8);
-  std::array<Entry, 8> last_;
+  std::array<Entry, static_cast<size_t>(OpKind::kFence) + 1> last_;
 };
 
 Totals SumCosts(const Program& program, const HwConfig& hw,
@@ -331,7 +329,7 @@ Totals SumCosts(const Program& program, const HwConfig& hw,
       StreamCostMemo memo;
       for (uint32_t i = 0; i < list.size(); ++i) {
         const InstrList::Packed& p = *layout.At(i);
-        if (memo.CountRepeat(p)) continue;
+        if (memo.CountRepeat(list, p)) continue;
         const Instr in = list.Read(p);
         const InstrCost* cost = memo.Count(model, in, p, c, topology, t);
         // Only a new shape can be the first too long: a repeated one had

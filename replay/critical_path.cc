@@ -83,10 +83,11 @@ void CriticalPath::Start(OpPath& op, const Instr& in, uint32_t e, TimePs now,
     op.started = free_started_;
     free_started_ = started_[op.started].held_by;
   }
-  StartedPath& sp = started_[op.started];
-  sp = StartedPath{};
-  sp.sum = b;
-  sp.start = now;
+  started_[op.started] = StartedPath{.sum = b,
+                                     .start = now,
+                                     .t_end = TimePs(),
+                                     .t_landed = TimePs(),
+                                     .held_by = kNone};
   // A Receive keeps its anchor: its landing goes back to its issue.
   if (in.kind != OpKind::kReceive) {
     Unref(op.anchor);

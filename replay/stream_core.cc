@@ -203,8 +203,8 @@ void StreamCore::LocalDone(uint32_t e, TimePs now) {
   const uint32_t chip = cdma_.engine(e).chip;
   // Found once, as in WriteLanded: the next instruction the engine starts
   // (FinishDataPhase) is looked up in between.
-  const Instr in = InstrAt(g);
   const uint32_t slot = HeldSlot(g);
+  const Instr in = InstrOf(g, slot);
   r_.bytes_local[chip] += in.bytes;
   Stamp(g, &InstrTiming::landed, now);
   FinishDataPhase(e, now);
@@ -366,9 +366,8 @@ bool StreamCore::MatchSend(uint32_t g, uint32_t recv) {
 void StreamCore::StartOp(uint32_t e, uint32_t g, uint32_t slot, TimePs ready,
                          TimePs now) {
   // Its slot came with it from its queue (the calls below would each find
-  // it again), and in a lean replay its instruction is the slot's copy.
-  const Instr in = !records_ && slot != kNoCause ? op_instrs_[slot]
-                                                 : ProgramInstr(g);
+  // it again).
+  const Instr in = InstrOf(g, slot);
   const uint32_t chip = cdma_.engine(e).chip;
   Stamp(g, &InstrTiming::start, now);
   const uint32_t before = cdma_.NoteStart(e, g, MovesData(in.kind), now);
@@ -430,8 +429,8 @@ void StreamCore::FinishDataPhase(uint32_t e, TimePs now) {
 void StreamCore::WriteLanded(uint32_t g, TimePs now) {
   // Found once: the lookups of the Receive and of the messages released
   // in between would make each later one a search of the map again.
-  const Instr in = InstrAt(g);
   const uint32_t slot = HeldSlot(g);
+  const Instr in = InstrOf(g, slot);
   Stamp(g, &InstrTiming::landed, now);
   if (path_.on()) path_.Landed(paths_[slot], in, ChipOf(g), now);
   if (const uint32_t recv = ops_[slot].match; recv != kNone) {

@@ -161,12 +161,12 @@ class StreamCore {
   // (op_instrs_): by its later events the program's line has left the
   // cache.
   Instr InstrAt(uint32_t g) const {
-    if (!records_) {
-      if (const uint32_t slot = held_.Find(g); slot != IdMap::kAbsent) {
-        return op_instrs_[slot];
-      }
-    }
-    return ProgramInstr(g);
+    return InstrOf(g, records_ ? kNoCause : held_.Find(g));
+  }
+  // InstrAt(g) where g's engine-state slot is known (`slot`, HeldSlot(g)).
+  Instr InstrOf(uint32_t g, uint32_t slot) const {
+    static_assert(kNoCause == IdMap::kAbsent);
+    return !records_ && slot != kNoCause ? op_instrs_[slot] : ProgramInstr(g);
   }
   // From the stream's own array.
   Instr ProgramInstr(uint32_t g) const {

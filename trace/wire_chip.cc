@@ -44,11 +44,7 @@ class Reader {
   // a field number above 0.
   bool Tag(uint32_t* field, uint32_t* wire_type) {
     uint64_t t = 0;
-    if (p_ != end_ && *p_ < 0x80) {
-      t = *p_++;  // one byte: every tag the schema defines
-    } else if (!Short(&t)) {
-      return false;
-    }
+    if (!Short(&t)) return false;
     *field = static_cast<uint32_t>(t >> 3);
     *wire_type = static_cast<uint32_t>(t & 7);
     return *field != 0;
@@ -57,12 +53,7 @@ class Reader {
   // within what is left).
   bool Sub(Reader* sub) {
     uint64_t n = 0;
-    if (p_ != end_ && *p_ < 0x80) {
-      n = *p_++;  // one byte: every instruction
-    } else if (!Short(&n)) {
-      return false;
-    }
-    if (n > static_cast<uint64_t>(end_ - p_)) return false;
+    if (!Short(&n) || n > static_cast<uint64_t>(end_ - p_)) return false;
     *sub = Reader(p_, p_ + n);
     p_ += n;
     return true;
@@ -70,6 +61,12 @@ class Reader {
 
  private:
   bool Short(uint64_t* v) {
+    // One byte (every tag the schema defines, an instruction's length) is
+    // within both limits.
+    if (p_ != end_ && *p_ < 0x80) {
+      *v = *p_++;
+      return true;
+    }
     const uint8_t* start = p_;
     return Varint(v) && p_ - start <= 5 && *v <= kMaxU32;
   }
