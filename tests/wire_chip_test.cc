@@ -288,6 +288,73 @@ TEST(WireChipTest, RandomChipsAreTakenExactlyWhenTheRulesPassThem) {
   EXPECT_GT(refused, 200);
 }
 
+// The reader keeps the last encoding of each kind of at most 8 bytes and
+// decodes the same bytes again as it did the first time (InstrMemo):
+// instructions that repeat, that differ only in their last byte, or that
+// are a prefix of another, each decode as protobuf's parse of them.
+TEST(WireChipTest, RepeatedInstructionsDecodeAsProtobufParsesEach) {
+  v1::ChipProgram chip;
+  chip.set_chip(0);
+  v1::Stream* s = chip.add_streams();
+  auto wait = [&](uint32_t counter, uint32_t count) {
+    v1::MsgWait* w = s->add_instructions()->mutable_msg_wait();
+    w->set_qp_id(counter);
+    w->set_count(count);
+  };
+  auto message = [&](uint32_t qp, uint32_t counter) {
+    v1::RemoteMsgSend* m = s->add_instructions()->mutable_remote_msg_send();
+    m->set_qp_id(qp);
+    m->set_dst_chip(1);
+    m->set_dst_qp_id(counter);
+  };
+  // 15 bytes encoded: past what the memo keeps.
+  auto transfer = [&](uint64_t bytes) {
+    v1::Transfer* t = s->add_instructions()->mutable_transfer();
+    t->set_qp_id(3);
+    t->set_dst_chip(1);
+    t->set_src_addr(4096);
+    t->set_dst_addr(8192);
+    t->set_bytes(bytes);
+  };
+  wait(1, 2);
+  wait(1, 300);  // the same, one byte longer
+  wait(1, 2);
+  wait(1, 3);  // same length, last byte differs
+  wait(1, 2);
+  message(2, 4);  // 8 bytes encoded
+  message(2, 5);  // the last of them differs
+  message(2, 4);
+  transfer(1000);
+  transfer(1001);
+  transfer(1000);
+  transfer(1000);
+  s->add_instructions()->mutable_fence();
+  wait(1, 2);  // last: within 8 bytes of the chip's end
+  const std::string bytes = chip.SerializeAsString();
+  const TraceTarget hw = Hw();
+  const WireRules rules{&hw, kChips};
+  WireChip out;
+  ASSERT_TRUE(ReadWireChip(bytes, &rules, &out));
+  ASSERT_EQ(out.instrs.size(), static_cast<size_t>(s->instructions_size()));
+  for (int i = 0; i < s->instructions_size(); ++i) {
+    EXPECT_TRUE(SameInstr(out.instrs[static_cast<size_t>(i)],
+                          DecodeInstr(s->instructions(i))))
+        << i;
+  }
+  EXPECT_EQ(out.instrs[1].count, 300u);
+  EXPECT_EQ(out.instrs[3].count, 3u);
+  EXPECT_EQ(out.instrs[6].dst_qp, 5u);
+  EXPECT_EQ(out.instrs[9].bytes, 1001u);
+  EXPECT_EQ(out.instrs[11].bytes, 1000u);
+  // A repeated message to the chip itself is refused as the first is.
+  v1::ChipProgram self;
+  self.set_chip(1);
+  s = self.add_streams();
+  message(2, 4);
+  message(2, 4);
+  EXPECT_FALSE(ReadWireChip(self.SerializeAsString(), &rules, &out));
+}
+
 // Every chip of the lowered collectives is read by the fast path, to the
 // same program as the whole decode.
 TEST(WireChipTest, EveryLoweredChipIsTaken) {

@@ -1,8 +1,10 @@
 #include "trace/wire_chip.h"
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "proto/trace.pb.h"
 #include "trace/rules.h"
@@ -21,6 +23,8 @@ class Reader {
   Reader() = default;
   Reader(const uint8_t* p, const uint8_t* end) : p_(p), end_(end) {}
   bool done() const { return p_ == end_; }
+  const uint8_t* data() const { return p_; }
+  size_t size() const { return static_cast<size_t>(end_ - p_); }
 
   // A varint of at most 10 bytes whose value fits 64 bits.
   bool Varint(uint64_t* v) {
@@ -166,6 +170,53 @@ bool ReadInstruction(Reader r, const WireRules* rules, Instr* out) {
   }
 }
 
+// ReadInstruction with a memo: an instruction whose bytes are those of the
+// last one read of its kind is decoded as that one was, without reading
+// its fields again. What ReadInstruction makes of an instruction, and
+// whether its rules hold, depends on its bytes alone (the chip's rules are
+// the same for all of it), and lowered streams repeat their messages and
+// waits byte for byte (a ring step's RemoteMsgSend and MsgWait). Only
+// encodings of at most 8 bytes are kept, compared as one word: those of
+// messages and waits with small values, not of Transfers, which rarely
+// repeat (their addresses differ) and so pay only a length check.
+class InstrMemo {
+ public:
+  // `limit`: the end of the bytes the instructions lie in, so that 8 bytes
+  // may be loaded from an instruction's start when that is before it.
+  explicit InstrMemo(const uint8_t* limit) : limit_(limit) {}
+
+  bool Read(Reader in, const WireRules* rules, Instr* out) {
+    const size_t n = in.size();
+    const uint8_t* p = in.data();
+    Entry* e = nullptr;
+    uint64_t w = 0;
+    if (n != 0 && n <= 8 && limit_ - p >= 8) {
+      std::memcpy(&w, p, sizeof(w));
+      w &= ~uint64_t{0} >> (64 - 8 * n);  // the instruction's bytes only
+      // The first byte is the tag of the instruction's kind.
+      e = &entries_[(p[0] >> 3) % kEntries];
+      if (e->size == n && e->w == w) {
+        *out = e->instr;
+        return true;
+      }
+    }
+    // One call, so that the compiler inlines it.
+    if (!ReadInstruction(in, rules, out)) return false;
+    if (e != nullptr) *e = Entry{w, n, *out};
+    return true;
+  }
+
+ private:
+  struct Entry {
+    uint64_t w = 0;
+    size_t size = 0;  // 0: empty
+    Instr instr;
+  };
+  static constexpr size_t kEntries = 8;  // a kind's field number, mod 8
+  const uint8_t* limit_;
+  std::array<Entry, kEntries> entries_{};
+};
+
 // A message of the shape Stream and ChipProgram share: field 1 a uint32
 // (at most once: *id), field 2 a repeated message (each handed to
 // `entry`).
@@ -196,12 +247,13 @@ static_assert(v1::Stream::kIdFieldNumber == 1 &&
               v1::ChipProgram::kStreamsFieldNumber == 2);
 
 // One Stream message: its id and its instructions appended to out->instrs.
-bool ReadStream(Reader r, const WireRules* rules, WireChip* out) {
+bool ReadStream(Reader r, const WireRules* rules, InstrMemo* memo,
+                WireChip* out) {
   WireChip::Stream s;
   const size_t first = out->instrs.size();
   if (!ReadIdAndEntries(r, &s.id, [&](Reader in) {
         out->instrs.emplace_back();
-        return ReadInstruction(in, rules, &out->instrs.back());
+        return memo->Read(in, rules, &out->instrs.back());
       })) {
     return false;
   }
@@ -231,9 +283,10 @@ bool ReadWireChip(absl::string_view bytes, const WireRules* rules,
   out->streams.clear();
   out->instrs.clear();
   const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  InstrMemo memo(p + bytes.size());
   return ReadIdAndEntries(
              Reader(p, p + bytes.size()), &out->chip,
-             [&](Reader s) { return ReadStream(s, rules, out); }) &&
+             [&](Reader s) { return ReadStream(s, rules, &memo, out); }) &&
          (rules == nullptr || ChipRulesHold(*out));
 }
 
