@@ -23,15 +23,22 @@ class Reader {
   Reader() = default;
   Reader(const uint8_t* p, const uint8_t* end) : p_(p), end_(end) {}
   bool done() const { return p_ == end_; }
+  // The next byte, or 0x80 (no one-byte tag) at the end.
+  uint32_t Peek() const { return p_ != end_ ? *p_ : 0x80u; }
+  void Skip() { ++p_; }
   const uint8_t* data() const { return p_; }
   size_t size() const { return static_cast<size_t>(end_ - p_); }
 
   // A varint of at most 10 bytes whose value fits 64 bits.
-  bool Varint(uint64_t* v) {
+  [[gnu::always_inline]] bool Varint(uint64_t* v) {
     if (p_ != end_ && *p_ < 0x80) {
       *v = *p_++;
       return true;
     }
+    return LongVarint(v);
+  }
+  // Varint of more than one byte.
+  bool LongVarint(uint64_t* v) {
     uint64_t r = 0;
     for (int i = 0; i < 10 && p_ != end_; ++i) {
       const uint8_t b = *p_++;
@@ -100,6 +107,29 @@ bool Scalars(Reader r, uint32_t n, uint32_t wide, uint64_t* v) {
   }
   return true;
 }
+// Scalars for the message a serializer writes, fields 1..N in order, each
+// tag one byte: each field's tag is looked for once, where it must come,
+// with no loop over tags, no record of the fields seen and no branch on a
+// field's number. Anything else (fields out of order, repeated, of another
+// wire type, a malformed varint, a value too wide) is handed to Scalars
+// from the start, so that the result is always Scalars'.
+template <uint32_t N>
+bool ScalarsInOrder(Reader r, uint32_t wide, uint64_t* v) {
+  static_assert(N < 8);
+  Reader in = r;
+#pragma GCC unroll 8
+  for (uint32_t f = 1; f <= N; ++f) {
+    v[f - 1] = 0;
+    if (in.Peek() == f << 3) {  // the field's tag, wire type varint
+      in.Skip();
+      if (!in.Varint(&v[f - 1]) ||
+          (((wide >> f) & 1u) == 0 && v[f - 1] > kMaxU32)) {
+        return Scalars(r, N, wide, v);
+      }
+    }
+  }
+  return in.done() || Scalars(r, N, wide, v);
+}
 constexpr uint32_t Bit(uint32_t field) { return 1u << field; }
 
 // One Instruction message into *out (decoded as DecodeInstr does), checked
@@ -130,7 +160,7 @@ bool ReadInstruction(Reader r, const WireRules* rules, Instr* out) {
     case v1::Instruction::kTransferFieldNumber: {
       // qp_id, dst_chip, src_addr, dst_addr, bytes (64-bit), reduce
       static_assert(v1::REDUCE_NONE == 0 && v1::REDUCE_SUM == 1);
-      if (!Scalars(body, 6, Bit(3) | Bit(4) | Bit(5), v) ||
+      if (!ScalarsInOrder<6>(body, Bit(3) | Bit(4) | Bit(5), v) ||
           v[5] > v1::REDUCE_SUM || !qp_ok(v[0]) || !peer_ok(v[1]) ||
           (hw != nullptr && (v[4] == 0 || RangeOverflows(v[2], v[4]) ||
                              RangeOverflows(v[3], v[4])))) {
@@ -141,13 +171,14 @@ bool ReadInstruction(Reader r, const WireRules* rules, Instr* out) {
       return true;
     }
     case v1::Instruction::kMsgSendFieldNumber:  // qp_id, dst_qp_id
-      if (!Scalars(body, 2, 0, v) || !qp_ok(v[0]) || !counter_ok(v[1])) {
+      if (!ScalarsInOrder<2>(body, 0, v) || !qp_ok(v[0]) ||
+          !counter_ok(v[1])) {
         return false;
       }
       *out = MsgSendInstr(u32(v[0]), u32(v[1]));
       return true;
     case v1::Instruction::kMsgWaitFieldNumber:  // qp_id, count
-      if (!Scalars(body, 2, 0, v) || !counter_ok(v[0]) ||
+      if (!ScalarsInOrder<2>(body, 0, v) || !counter_ok(v[0]) ||
           (hw != nullptr && v[1] < 1)) {
         return false;
       }
@@ -155,7 +186,7 @@ bool ReadInstruction(Reader r, const WireRules* rules, Instr* out) {
       return true;
     case v1::Instruction::kRemoteMsgSendFieldNumber:
       // qp_id, dst_chip, dst_qp_id
-      if (!Scalars(body, 3, 0, v) || !qp_ok(v[0]) || !peer_ok(v[1]) ||
+      if (!ScalarsInOrder<3>(body, 0, v) || !qp_ok(v[0]) || !peer_ok(v[1]) ||
           !counter_ok(v[2])) {
         return false;
       }
