@@ -355,6 +355,47 @@ TEST(WireChipTest, RepeatedInstructionsDecodeAsProtobufParsesEach) {
   EXPECT_FALSE(ReadWireChip(self.SerializeAsString(), &rules, &out));
 }
 
+// CountWireChip counts each stream's instructions as the reader reads them,
+// whether the stream is in the form a serializer writes (its id first, each
+// instruction in under 128 bytes: counted by a tight loop) or not (the
+// general count): the id after the instructions, no id, a long
+// instruction, an empty stream; and refuses a stream whose id comes twice.
+TEST(WireChipTest, CountsEveryStreamAsTheReaderReadsIt) {
+  const std::string fence = Instr1(kFence, "");
+  const std::string wait = Instr1(kMsgWait, Field(1, 1) + Field(2, 2));
+  // 130 bytes of one instruction: a two-byte length (the reader refuses
+  // the unknown field; the count only counts).
+  const std::string long_one =
+      Instr1(kTransfer, kT + Len(9, std::string(120, 'x')));
+  const std::string chip =
+      Field(1, 1) + Len(2, Stream(3, fence + wait + fence)) +  // id first
+      Len(2, wait + fence + Field(1, 4)) +                     // id last
+      Len(2, wait + wait) +                                    // no id
+      Len(2, Stream(5, fence + long_one + wait)) +             // long
+      Len(2, Stream(6, ""));                                   // empty
+  uint32_t id = 0;
+  std::vector<uint32_t> lengths;
+  ASSERT_TRUE(CountWireChip(chip, &id, &lengths));
+  EXPECT_EQ(id, 1u);
+  EXPECT_EQ(lengths, (std::vector<uint32_t>{3, 2, 2, 3, 0}));
+  // Where the reader takes the chip, it reads as many.
+  const std::string taken = Field(1, 1) +
+                            Len(2, Stream(3, fence + wait + fence)) +
+                            Len(2, wait + fence + Field(1, 4));
+  ASSERT_TRUE(CountWireChip(taken, &id, &lengths));
+  const TraceTarget hw = Hw();
+  const WireRules rules{&hw, kChips};
+  WireChip out;
+  ASSERT_TRUE(ReadWireChip(taken, &rules, &out));
+  ASSERT_EQ(out.streams.size(), lengths.size());
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    EXPECT_EQ(out.streams[i].size, lengths[i]) << i;
+  }
+  // A stream's id twice: protobuf's parse takes the last; not counted.
+  EXPECT_FALSE(CountWireChip(
+      Field(1, 1) + Len(2, Stream(3, fence) + Field(1, 4)), &id, &lengths));
+}
+
 // Every chip of the lowered collectives is read by the fast path, to the
 // same program as the whole decode.
 TEST(WireChipTest, EveryLoweredChipIsTaken) {

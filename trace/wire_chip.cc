@@ -321,6 +321,35 @@ bool ReadWireChip(absl::string_view bytes, const WireRules* rules,
          (rules == nullptr || ChipRulesHold(*out));
 }
 
+namespace {
+
+// The instructions of a Stream message as a serializer writes it: its id
+// first (if not 0), then each instruction as a one-byte tag and a one-byte
+// length (an instruction of at most 127 bytes, as every kind the reader
+// takes is). False for any other form, which ReadIdAndEntries counts.
+// Whatever this counts, ReadIdAndEntries counts the same.
+bool CountSerializedStream(Reader s, uint64_t* n) {
+  constexpr uint8_t kIdTag = (1 << 3) | kVarint;
+  constexpr uint8_t kInstrTag = (2 << 3) | kLengthDelimited;
+  if (s.Peek() == kIdTag) {
+    s.Skip();
+    uint64_t id = 0;
+    if (!s.Varint(&id) || id > kMaxU32) return false;
+  }
+  const uint8_t* p = s.data();
+  const uint8_t* end = p + s.size();
+  uint64_t count = 0;
+  while (end - p >= 2 && p[0] == kInstrTag && p[1] < 0x80 &&
+         p[1] <= end - p - 2) {
+    p += 2 + p[1];
+    ++count;
+  }
+  *n = count;
+  return p == end;
+}
+
+}  // namespace
+
 bool CountWireChip(absl::string_view bytes, uint32_t* chip,
                    std::vector<uint32_t>* lengths) {
   lengths->clear();
@@ -328,8 +357,11 @@ bool CountWireChip(absl::string_view bytes, uint32_t* chip,
   return ReadIdAndEntries(Reader(p, p + bytes.size()), chip, [&](Reader s) {
     uint32_t id = 0;
     uint64_t n = 0;
-    if (!ReadIdAndEntries(s, &id, [&](Reader) { return ++n <= kMaxU32; })) {
-      return false;
+    if (!CountSerializedStream(s, &n)) {
+      n = 0;
+      if (!ReadIdAndEntries(s, &id, [&](Reader) { return ++n <= kMaxU32; })) {
+        return false;
+      }
     }
     lengths->push_back(static_cast<uint32_t>(n));
     return true;
