@@ -120,7 +120,7 @@ bool ScalarsInOrder(Reader r, uint32_t wide, uint64_t* v) {
 #pragma GCC unroll 8
   for (uint32_t f = 1; f <= N; ++f) {
     v[f - 1] = 0;
-    if (in.Peek() == f << 3) {  // the field's tag, wire type varint
+    if (in.Peek() == ((f << 3) | kVarint)) {  // the field's one-byte tag
       in.Skip();
       if (!in.Varint(&v[f - 1]) ||
           (((wide >> f) & 1u) == 0 && v[f - 1] > kMaxU32)) {
@@ -307,6 +307,34 @@ bool ChipRulesHold(const WireChip& c) {
   return std::adjacent_find(ids.begin(), ids.end()) == ids.end();
 }
 
+// The instructions of a Stream message as a serializer writes it: its id
+// first (if not 0), then each instruction as a one-byte tag and a one-byte
+// length (an instruction of at most 127 bytes, as every kind the reader
+// takes is). False, and *n untouched, for any other form, which
+// ReadIdAndEntries counts. Whatever this counts, ReadIdAndEntries counts
+// the same.
+bool CountSerializedStream(Reader s, uint64_t* n) {
+  constexpr uint32_t kIdTag = (v1::Stream::kIdFieldNumber << 3) | kVarint;
+  constexpr uint32_t kInstrTag =
+      (v1::Stream::kInstructionsFieldNumber << 3) | kLengthDelimited;
+  if (s.Peek() == kIdTag) {
+    s.Skip();
+    uint64_t id = 0;
+    if (!s.Varint(&id) || id > kMaxU32) return false;
+  }
+  const uint8_t* p = s.data();
+  const uint8_t* end = p + s.size();
+  uint64_t count = 0;
+  while (end - p >= 2 && p[0] == kInstrTag && p[1] < 0x80 &&
+         p[1] <= end - p - 2) {
+    p += 2 + p[1];
+    ++count;
+  }
+  if (p != end) return false;
+  *n = count;
+  return true;
+}
+
 }  // namespace
 
 bool ReadWireChip(absl::string_view bytes, const WireRules* rules,
@@ -321,35 +349,6 @@ bool ReadWireChip(absl::string_view bytes, const WireRules* rules,
          (rules == nullptr || ChipRulesHold(*out));
 }
 
-namespace {
-
-// The instructions of a Stream message as a serializer writes it: its id
-// first (if not 0), then each instruction as a one-byte tag and a one-byte
-// length (an instruction of at most 127 bytes, as every kind the reader
-// takes is). False for any other form, which ReadIdAndEntries counts.
-// Whatever this counts, ReadIdAndEntries counts the same.
-bool CountSerializedStream(Reader s, uint64_t* n) {
-  constexpr uint8_t kIdTag = (1 << 3) | kVarint;
-  constexpr uint8_t kInstrTag = (2 << 3) | kLengthDelimited;
-  if (s.Peek() == kIdTag) {
-    s.Skip();
-    uint64_t id = 0;
-    if (!s.Varint(&id) || id > kMaxU32) return false;
-  }
-  const uint8_t* p = s.data();
-  const uint8_t* end = p + s.size();
-  uint64_t count = 0;
-  while (end - p >= 2 && p[0] == kInstrTag && p[1] < 0x80 &&
-         p[1] <= end - p - 2) {
-    p += 2 + p[1];
-    ++count;
-  }
-  *n = count;
-  return p == end;
-}
-
-}  // namespace
-
 bool CountWireChip(absl::string_view bytes, uint32_t* chip,
                    std::vector<uint32_t>* lengths) {
   lengths->clear();
@@ -358,7 +357,6 @@ bool CountWireChip(absl::string_view bytes, uint32_t* chip,
     uint32_t id = 0;
     uint64_t n = 0;
     if (!CountSerializedStream(s, &n)) {
-      n = 0;
       if (!ReadIdAndEntries(s, &id, [&](Reader) { return ++n <= kMaxU32; })) {
         return false;
       }
